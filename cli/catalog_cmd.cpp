@@ -1,0 +1,78 @@
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "catalog.h"
+#include "commands.h"
+#include "errors.h"
+#include "format_units.h"
+#include "op_graph.h"
+
+namespace tp {
+namespace {
+
+std::string aliases(const Catalog& c, const std::string& key) {
+  std::string out;
+  for (const auto& a : c.aliases_of(key)) out += (out.empty() ? "" : ", ") + a;
+  return out.empty() ? "" : "  (also: " + out + ")";
+}
+
+void print_gpus(const Catalog& c) {
+  std::printf("%-18s %-32s %10s %12s %14s %14s %8s\n", "GPU", "name", "memory", "bandwidth", "bf16 dense",
+              "fp8 dense", "TDP");
+  std::printf("%-18s %-32s %10s %12s %14s %14s %8s\n", "", "", "[GiB]", "[TB/s]", "[TFLOP/s]", "[TFLOP/s]", "[W]");
+  for (const auto& [key, g] : c.gpus()) {
+    double bf16 = g.peak_for(Precision::bf16).value > 0 ? g.peak_for(Precision::bf16).value : g.peak_for(Precision::fp16).value;
+    double fp8 = g.peak_for(Precision::fp8).value;
+    std::printf("%-18s %-32s %10.1f %12.2f %14.1f %14s %8.0f%s\n", key.c_str(), g.name.c_str(), g.memory.value / kGiB,
+                g.memory_bandwidth.value / 1e12, bf16 / 1e12, fp8 > 0 ? format_fixed(fp8 / 1e12, 1).c_str() : "-",
+                g.tdp.value, aliases(c, key).c_str());
+  }
+}
+
+void print_models(const Catalog& c) {
+  std::printf("%-16s %-22s %14s %7s %7s %11s %11s %8s\n", "model", "name", "parameters", "layers", "hidden",
+              "heads/kv", "ffn", "vocab");
+  for (const auto& [key, m] : c.models()) {
+    std::string heads = std::to_string(m.heads) + "/" + std::to_string(m.kv_heads);
+    std::string ffn = m.moe.enabled() ? std::to_string(m.moe.experts) + "x" + std::to_string(m.moe.expert_ffn_hidden)
+                                      : std::to_string(m.ffn_hidden);
+    std::printf("%-16s %-22s %14s %7d %7lld %11s %11s %8lld%s\n", key.c_str(), m.name.c_str(),
+                format_count(total_parameters(m)).c_str(), m.layers, static_cast<long long>(m.hidden), heads.c_str(),
+                ffn.c_str(), static_cast<long long>(m.vocab), aliases(c, key).c_str());
+  }
+}
+
+void print_clusters(const Catalog& c) {
+  std::printf("%-20s %-28s %-16s %6s %14s %16s\n", "cluster", "name", "gpu", "GPUs", "intra [GB/s]", "inter [Gbit/s]");
+  for (const auto& [key, k] : c.clusters()) {
+    std::printf("%-20s %-28s %-16s %6d %14.1f %16s\n", key.c_str(), k.name.c_str(), k.gpu.key.c_str(),
+                k.gpus_per_node, k.intra_node.bandwidth.value / 1e9,
+                k.inter_node.bandwidth.value > 0 ? format_fixed(k.inter_node.bandwidth.value * 8 / 1e9, 0).c_str() : "-");
+  }
+}
+
+}  // namespace
+
+int run_catalog(const std::string& what, const std::string& format) {
+  const Catalog& c = Catalog::builtin();
+  if (what != "" && what != "gpus" && what != "models" && what != "clusters") {
+    throw InputError({"command line", 0, 0}, "catalog", "expected gpus, models or clusters, got '" + what + "'");
+  }
+  if (format == "json") {
+    nlohmann::json j;
+    for (const auto& [key, m] : c.models()) j["models"][key] = {{"name", m.name}, {"parameters", total_parameters(m)}};
+    for (const auto& [key, g] : c.gpus()) j["gpus"][key] = {{"name", g.name}, {"memory_bytes", g.memory.value}};
+    for (const auto& [key, k] : c.clusters()) j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}};
+    std::cout << (what.empty() ? j : j[what]).dump(2) << "\n";
+    return 0;
+  }
+  if (what.empty() || what == "gpus") print_gpus(c);
+  if (what.empty()) std::printf("\n");
+  if (what.empty() || what == "models") print_models(c);
+  if (what.empty()) std::printf("\n");
+  if (what.empty() || what == "clusters") print_clusters(c);
+  return 0;
+}
+
+}  // namespace tp

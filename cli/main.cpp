@@ -1,0 +1,46 @@
+// trainplan: will this LLM training job fit, how fast, at what cost, and which layout is best.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.h"
+#include "errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"trainplan: plan LLM training jobs before renting GPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trainplan 0.1.0");
+
+  tp::EvaluateOptions eval;
+  CLI::App* evaluate = app.add_subcommand("evaluate", "Per-GPU memory, FLOPs and verdict of one scenario");
+  evaluate->add_option("scenario", eval.scenario, "Scenario YAML (default: the built-in scenario)");
+  evaluate->add_option("--profile", eval.profile, "Hardware profile YAML");
+  evaluate->add_option("--set", eval.sets, "Override a key: --set parallel.tp=4 (repeatable)");
+  evaluate->add_option("--format", eval.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  std::string catalog_what;
+  std::string catalog_format = "table";
+  CLI::App* catalog = app.add_subcommand("catalog", "List the built-in GPUs, models and clusters");
+  catalog->add_option("what", catalog_what, "gpus, models or clusters (default: all)");
+  catalog->add_option("--format", catalog_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (evaluate->parsed()) return tp::run_evaluate(eval);
+    if (catalog->parsed()) return tp::run_catalog(catalog_what, catalog_format);
+  } catch (const tp::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const tp::IoError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 70;
+  }
+  return 0;
+}

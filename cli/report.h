@@ -1,0 +1,16 @@
+// Printers of an evaluation: a human table (units in every header) and the JSON contract of
+// docs/json-output.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "estimate.h"
+#include "specs.h"
+
+namespace tp {
+
+nlohmann::json estimate_json(const Scenario& s, const Estimate& e);
+void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e);
+
+}  // namespace tp

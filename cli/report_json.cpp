@@ -1,0 +1,67 @@
+#include <string>
+
+#include "report.h"
+
+namespace tp {
+namespace {
+
+nlohmann::json memory_json(const MemoryBreakdown& b, const Estimate& e) {
+  return {{"stage", b.stage},
+          {"layers", b.layers},
+          {"in_flight_micro_batches", b.in_flight},
+          {"parameters", b.parameters},
+          {"weights", b.weights.value},
+          {"gradients", b.gradients.value},
+          {"master_weights", b.master_weights.value},
+          {"optimizer", b.optimizer.value},
+          {"activations", b.activations.value},
+          {"buffers", b.buffers.value},
+          {"overhead", b.overhead.value},
+          {"total", b.total.value},
+          {"capacity", e.capacity.value},
+          {"host", b.host.value}};
+}
+
+}  // namespace
+
+nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
+  nlohmann::json j;
+  const ParallelSpec& p = s.parallel;
+  j["scenario"] = {{"name", s.name},
+                   {"source", s.source},
+                   {"model", s.model.key},
+                   {"gpu", s.cluster.gpu.key.empty() ? s.cluster.gpu.name : s.cluster.gpu.key},
+                   {"gpus", s.gpus()},
+                   {"layout",
+                    {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
+                     {"layers_per_stage", p.layers_per_stage}, {"schedule", to_string(p.schedule)},
+                     {"zero", p.zero}, {"sequence_parallel", p.sequence_parallel},
+                     {"recompute", to_string(p.recompute.mode)}, {"recompute_every", p.recompute.every}}},
+                   {"micro_batches", e.micro_batches},
+                   {"tokens_per_step", e.tokens_per_step}};
+  j["feasible"] = e.feasible;
+  j["violations"] = nlohmann::json::array();
+  for (const auto& v : e.violations) {
+    j["violations"].push_back({{"kind", v.kind == Violation::Kind::out_of_memory ? "out_of_memory" : "host_memory"},
+                               {"stage", v.stage},
+                               {"needed_bytes", v.needed},
+                               {"available_bytes", v.available},
+                               {"message", v.message},
+                               {"fixes", v.fixes}});
+  }
+  j["parameters"] = {{"total", e.parameters_total}, {"per_gpu", e.parameters_per_gpu}, {"active", e.parameters_active}};
+  j["flops"] = {{"model_per_step", e.flops.model_per_step.value},
+                {"hardware_per_step", e.flops.hardware_per_step.value},
+                {"recompute_per_step", e.flops.recompute_per_step.value},
+                {"model_per_token", e.flops.model_per_token}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& b : e.stages) stages.push_back(memory_json(b, e));
+  j["memory"] = {{"per_gpu", memory_json(e.memory, e)},
+                 {"usable", e.usable.value},
+                 {"host_per_node", e.host_per_node.value},
+                 {"stages", stages}};
+  j["units"] = {{"memory", "bytes"}, {"flops", "FLOP"}, {"parameters", "count"}};
+  return j;
+}
+
+}  // namespace tp

@@ -1,0 +1,118 @@
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "format_units.h"
+#include "report.h"
+
+namespace tp {
+namespace {
+
+std::string gib(Bytes b) { return format_fixed(b.value / kGiB, 2); }
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+
+void row(std::ostream& out, const std::string& label, const std::vector<std::string>& cells) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "  %-16s", label.c_str());
+  out << buf;
+  for (const auto& c : cells) {
+    std::snprintf(buf, sizeof buf, "%12s", c.c_str());
+    out << buf;
+  }
+  out << "\n";
+}
+
+// Stages to show: all when few, else the first, the worst and the last.
+std::vector<const MemoryBreakdown*> shown_stages(const Estimate& e) {
+  std::vector<const MemoryBreakdown*> out;
+  if (e.stages.size() <= 6) {
+    for (const auto& b : e.stages) out.push_back(&b);
+    return out;
+  }
+  out.push_back(&e.stages.front());
+  if (e.memory.stage != 0 && e.memory.stage != static_cast<int>(e.stages.size()) - 1) out.push_back(&e.stages[static_cast<size_t>(e.memory.stage)]);
+  out.push_back(&e.stages.back());
+  return out;
+}
+
+}  // namespace
+
+void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e) {
+  const ParallelSpec& p = s.parallel;
+  const ModelSpec& m = s.model;
+  out << s.name << "  (" << s.source << ")\n\n";
+  out << "  Model       " << m.name << ": " << format_count(e.parameters_total) << " parameters, " << m.layers
+      << " layers, hidden " << m.hidden << ", " << m.heads << "/" << m.kv_heads << " heads, "
+      << to_string(m.activation) << (m.moe.enabled() ? ", MoE " + std::to_string(m.moe.experts) + " experts top-" + std::to_string(m.moe.top_k) : "")
+      << "\n";
+  out << "  Cluster     " << s.cluster.nodes << " x " << s.cluster.gpus_per_node << " = " << s.gpus() << " x "
+      << s.cluster.gpu.name << " (" << format_bytes(s.cluster.gpu.memory.value) << ")\n";
+  out << "  Layout      tp " << p.tp << " · pp " << p.pp << " · dp " << p.dp << " · cp " << p.cp << " · ep " << p.ep
+      << (p.vpp > 1 ? " · vpp " + std::to_string(p.vpp) : "") << ", " << to_string(p.schedule) << ", ZeRO-" << p.zero
+      << ", sequence parallel " << (p.sequence_parallel && p.tp > 1 ? "on" : "off") << ", recompute "
+      << to_string(p.recompute.mode)
+      << (p.recompute.mode == RecomputeMode::every ? " " + std::to_string(p.recompute.every) : "") << "\n";
+  out << "  Training    " << to_string(s.training.precision) << ", " << to_string(s.training.optimizer)
+      << ", FlashAttention " << (s.training.flash_attention ? "on" : "off") << "; batch "
+      << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
+      << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "
+      << e.micro_batches << " micro-batches per replica\n\n";
+
+  out << "  Parameters  " << format_count(e.parameters_total) << " total";
+  if (m.moe.enabled()) out << ", " << format_count(e.parameters_active) << " active per token";
+  out << ", " << format_count(e.parameters_per_gpu) << " on the busiest GPU (before ZeRO sharding)\n";
+  out << "  FLOPs       model " << sci(e.flops.model_per_step.value) << " FLOP/step ("
+      << format_fixed(e.flops.model_per_token / 1e9, 2) << " GFLOP/token), hardware "
+      << sci(e.flops.hardware_per_step.value) << " FLOP/step (recompute " << sci(e.flops.recompute_per_step.value)
+      << " FLOP)\n\n";
+
+  auto stages = shown_stages(e);
+  std::vector<std::string> header;
+  for (auto* b : stages) header.push_back("stage " + std::to_string(b->stage));
+  out << "  Memory per GPU [GiB]\n";
+  row(out, "", header);
+  auto line = [&](const char* label, Bytes MemoryBreakdown::*field) {
+    std::vector<std::string> cells;
+    for (auto* b : stages) cells.push_back(gib(b->*field));
+    row(out, label, cells);
+  };
+  {
+    std::vector<std::string> cells;
+    for (auto* b : stages) cells.push_back(std::to_string(b->layers));
+    row(out, "layers", cells);
+  }
+  line("weights", &MemoryBreakdown::weights);
+  line("gradients", &MemoryBreakdown::gradients);
+  line("master weights", &MemoryBreakdown::master_weights);
+  line("optimizer", &MemoryBreakdown::optimizer);
+  line("activations", &MemoryBreakdown::activations);
+  line("buffers", &MemoryBreakdown::buffers);
+  line("overhead", &MemoryBreakdown::overhead);
+  line("total", &MemoryBreakdown::total);
+  if (e.host_per_node.value > 0) line("host (offload)", &MemoryBreakdown::host);
+  out << "  capacity " << gib(e.capacity) << " GiB, usable " << gib(e.usable) << " GiB (headroom "
+      << format_fixed(s.memory.headroom * 100.0, 0) << "%)\n\n";
+
+  if (e.feasible) {
+    out << "  Verdict     FITS: worst stage " << e.memory.stage << " uses " << gib(e.memory.total) << " GiB of "
+        << gib(e.capacity) << " GiB (" << format_fixed(100.0 * e.memory.total.value / e.capacity.value, 1)
+        << "%)\n";
+  } else {
+    out << "  Verdict     DOES NOT FIT\n";
+    for (const auto& v : e.violations) {
+      out << "    - " << v.message << "\n";
+      if (!v.fixes.empty()) {
+        out << "      try: ";
+        for (size_t i = 0; i < v.fixes.size(); ++i) out << (i ? ", or " : "") << v.fixes[i];
+        out << "\n";
+      }
+    }
+  }
+}
+
+}  // namespace tp

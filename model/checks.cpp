@@ -1,0 +1,212 @@
+#include "checks.h"
+
+#include <numeric>
+
+namespace tp {
+namespace {
+
+std::string num(long long v) { return std::to_string(v); }
+
+struct Collector {
+  bool first_only;
+  std::vector<Problem> out;
+  bool full() const { return first_only && !out.empty(); }
+  void add(std::string field, std::string other, std::string message) {
+    if (!full()) out.push_back({std::move(field), std::move(other), std::move(message)});
+  }
+};
+
+}  // namespace
+
+std::vector<int> auto_layers_per_stage(int layers, int stages) {
+  std::vector<int> out(static_cast<size_t>(stages), stages > 0 ? layers / stages : 0);
+  if (stages <= 0) return out;
+  int extra = layers % stages;
+  if (extra == 0) return out;
+  // stages - extra stages stay light; they go to the ends (first, last, second, ...).
+  std::vector<bool> light(static_cast<size_t>(stages), false);
+  int lights = stages - extra;
+  for (int k = 0, lo = 0, hi = stages - 1; k < lights; ++k) {
+    if (k % 2 == 0) light[static_cast<size_t>(lo++)] = true;
+    else light[static_cast<size_t>(hi--)] = true;
+  }
+  for (int i = 0; i < stages; ++i) {
+    if (!light[static_cast<size_t>(i)]) out[static_cast<size_t>(i)] += 1;
+  }
+  return out;
+}
+
+std::vector<Problem> resolve_layout(Scenario& s) {
+  Collector c{true, {}};
+  ParallelSpec& p = s.parallel;
+  const long long gpus = s.gpus();
+  const long long tpc = static_cast<long long>(p.tp) * p.pp * p.cp;
+  if (p.dp_auto) {
+    if (tpc <= 0 || gpus % tpc != 0) {
+      c.add("parallel.tp", "cluster.nodes",
+            "tp × pp × cp = " + num(p.tp) + " × " + num(p.pp) + " × " + num(p.cp) + " = " + num(tpc) +
+                " does not divide the cluster's " + num(gpus) +
+                " GPUs (cluster.nodes × cluster.gpus_per_node)");
+      return c.out;
+    }
+    p.dp = static_cast<int>(gpus / tpc);
+  } else if (tpc * p.dp != gpus) {
+    c.add("parallel.dp", "cluster.nodes",
+          "tp × pp × dp × cp = " + num(p.tp) + " × " + num(p.pp) + " × " + num(p.dp) + " × " + num(p.cp) +
+              " = " + num(tpc * p.dp) + " but the cluster has " + num(gpus) +
+              " GPUs (cluster.nodes × cluster.gpus_per_node); use dp: auto");
+    return c.out;
+  }
+  if (p.pp > s.model.layers) {
+    c.add("parallel.pp", "model.layers",
+          "pp = " + num(p.pp) + " stages but the model has only " + num(s.model.layers) + " layers");
+    return c.out;
+  }
+  if (p.layers_auto) {
+    const int chunks = p.pp * p.vpp;
+    if (p.vpp > 1 && s.model.layers % chunks != 0) {
+      c.add("parallel.vpp", "model.layers",
+            "the interleaved schedule needs model.layers (" + num(s.model.layers) +
+                ") divisible by pp × vpp = " + num(chunks) + "; change vpp or give parallel.layers_per_stage");
+      return c.out;
+    }
+    p.layers_per_stage = auto_layers_per_stage(s.model.layers, p.pp);
+  }
+  return c.out;
+}
+
+std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
+  Collector c{first_only, {}};
+  const ModelSpec& m = s.model;
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+
+  // Model shape.
+  if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {
+    c.add("model.kv_heads", "model.heads",
+          "kv_heads (" + num(m.kv_heads) + ") must divide heads (" + num(m.heads) + ")");
+  }
+  if (m.moe.enabled() && (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts)) {
+    c.add("model.moe.top_k", "model.moe.experts",
+          "top_k (" + num(m.moe.top_k) + ") must be between 1 and experts (" + num(m.moe.experts) + ")");
+  }
+  if (c.full()) return c.out;
+
+  // Tensor parallelism (Megatron splits heads, KV heads and the MLP across tp).
+  if (m.heads % p.tp != 0) {
+    c.add("parallel.tp", "model.heads", "tp (" + num(p.tp) + ") must divide heads (" + num(m.heads) + ")");
+  }
+  if (p.tp <= m.kv_heads && m.kv_heads % p.tp != 0) {
+    c.add("parallel.tp", "model.kv_heads",
+          "tp (" + num(p.tp) + ") must divide kv_heads (" + num(m.kv_heads) + ")");
+  }
+  if (p.tp > m.kv_heads && p.tp % m.kv_heads != 0) {
+    c.add("parallel.tp", "model.kv_heads",
+          "tp (" + num(p.tp) + ") above kv_heads (" + num(m.kv_heads) +
+              ") must be a multiple of it (KV heads are replicated)");
+  }
+  const long long ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+  if (ffn % p.tp != 0) {
+    c.add("parallel.tp", "model.ffn_hidden", "tp (" + num(p.tp) + ") must divide the MLP width (" + num(ffn) + ")");
+  }
+
+  // Layout product and pipeline split.
+  const long long gpus = s.gpus();
+  if (static_cast<long long>(p.tp) * p.pp * p.dp * p.cp != gpus) {
+    c.add("parallel.dp", "cluster.nodes",
+          "tp × pp × dp × cp = " + num(static_cast<long long>(p.tp) * p.pp * p.dp * p.cp) + " but the cluster has " +
+              num(gpus) + " GPUs");
+  }
+  if (static_cast<int>(p.layers_per_stage.size()) != p.pp) {
+    c.add("parallel.layers_per_stage", "parallel.pp",
+          "has " + num(static_cast<long long>(p.layers_per_stage.size())) + " entries but pp = " + num(p.pp));
+  } else {
+    long long sum = 0;
+    for (size_t i = 0; i < p.layers_per_stage.size(); ++i) {
+      int l = p.layers_per_stage[i];
+      sum += l;
+      if (l < 1) {
+        c.add("parallel.layers_per_stage", "", "stage " + num(static_cast<long long>(i)) + " has no layers");
+      } else if (l % p.vpp != 0) {
+        c.add("parallel.layers_per_stage", "parallel.vpp",
+              "stage " + num(static_cast<long long>(i)) + " has " + num(l) + " layers, not divisible by vpp = " +
+                  num(p.vpp));
+      }
+    }
+    if (sum != m.layers) {
+      c.add("parallel.layers_per_stage", "model.layers",
+            "adds up to " + num(sum) + " layers but the model has " + num(m.layers));
+    }
+  }
+
+  // Schedule and virtual stages.
+  if (p.schedule == Schedule::interleaved) {
+    if (p.vpp < 2) c.add("parallel.schedule", "parallel.vpp", "interleaved needs vpp ≥ 2 (vpp = " + num(p.vpp) + ")");
+    if (p.pp < 2) c.add("parallel.schedule", "parallel.pp", "interleaved needs pp ≥ 2 (pp = " + num(p.pp) + ")");
+  } else if (p.vpp > 1) {
+    c.add("parallel.vpp", "parallel.schedule",
+          "vpp = " + num(p.vpp) + " needs schedule: interleaved (schedule is " + to_string(p.schedule) + ")");
+  }
+
+  // Batch.
+  const long long per_step = static_cast<long long>(t.micro_batch) * p.dp;
+  if (t.global_batch % per_step != 0) {
+    c.add("training.global_batch", "training.micro_batch",
+          "global_batch (" + num(t.global_batch) + ") must be divisible by micro_batch × dp = " + num(t.micro_batch) +
+              " × " + num(p.dp) + " = " + num(per_step));
+  } else if (p.schedule == Schedule::interleaved && p.pp > 1 && (t.global_batch / per_step) % p.pp != 0) {
+    c.add("parallel.schedule", "training.global_batch",
+          "interleaved needs the micro-batches per replica (" + num(t.global_batch / per_step) +
+              ") to be a multiple of pp (" + num(p.pp) + ")");
+  }
+
+  // Sequence splits.
+  if (p.cp > 1 && t.sequence_length % (2LL * p.cp) != 0) {
+    c.add("parallel.cp", "training.sequence_length",
+          "context parallelism splits the sequence into 2 × cp chunks: sequence_length (" +
+              num(t.sequence_length) + ") must be divisible by " + num(2LL * p.cp));
+  }
+  if (p.sequence_parallel && p.tp > 1 && (t.sequence_length / p.cp) % p.tp != 0) {
+    c.add("parallel.sequence_parallel", "training.sequence_length",
+          "sequence parallelism needs sequence_length / cp (" + num(t.sequence_length / p.cp) +
+              ") divisible by tp (" + num(p.tp) + ")");
+  }
+
+  // Experts (Megatron: expert-parallel ranks are taken from the data × context parallel ranks).
+  if (p.ep > 1 && !m.moe.enabled()) {
+    c.add("parallel.ep", "model.moe", "ep = " + num(p.ep) + " needs a mixture-of-experts model");
+  } else if (m.moe.enabled()) {
+    if (m.moe.experts % p.ep != 0) {
+      c.add("parallel.ep", "model.moe.experts",
+            "ep (" + num(p.ep) + ") must divide the number of experts (" + num(m.moe.experts) + ")");
+    }
+    if ((static_cast<long long>(p.dp) * p.cp) % p.ep != 0) {
+      c.add("parallel.ep", "parallel.dp",
+            "ep (" + num(p.ep) + ") must divide dp × cp = " + num(static_cast<long long>(p.dp) * p.cp) +
+                " (expert-parallel ranks come from the data-parallel ranks)");
+    }
+  }
+
+  // Sharding and offload.
+  if (p.zero == 3 && p.pp > 1) {
+    c.add("parallel.zero", "parallel.pp",
+          "ZeRO-3 shards every layer's weights across data-parallel ranks and gathers them per micro-batch; "
+          "with pipeline parallelism that gather repeats for every micro-batch, and neither DeepSpeed nor "
+          "Megatron supports the combination. Use zero: 1 or 2 with pp > 1, or pp: 1 with zero: 3");
+  }
+  if (p.offload_params == OffloadTarget::cpu && p.zero != 3) {
+    c.add("parallel.offload.params", "parallel.zero", "offloading parameters to the CPU needs zero: 3");
+  }
+  if (p.recompute.mode == RecomputeMode::every && p.recompute.every < 1) {
+    c.add("parallel.recompute.every", "", "must be at least 1 layer");
+  }
+
+  // Hardware support of the precision.
+  if (s.cluster.gpu.peak_for(t.precision).value <= 0.0) {
+    c.add("training.precision", "cluster.gpu",
+          std::string("the GPU (") + s.cluster.gpu.name + ") has no " + to_string(t.precision) + " support");
+  }
+  return c.out;
+}
+
+}  // namespace tp

@@ -1,0 +1,182 @@
+#include "quantity.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "units.h"
+
+namespace tp {
+namespace {
+
+struct Prefix {
+  std::string_view text;
+  double factor;
+};
+
+constexpr std::array<Prefix, 13> kPrefixes{{
+    {"Ki", 1024.0}, {"Mi", kMiB}, {"Gi", kGiB}, {"Ti", kTiB}, {"Pi", kTiB * 1024.0},
+    {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
+    {"", 1.0},
+}};
+
+struct Unit {
+  std::string_view text;
+  Dim dim;
+  double factor;       // multiplier to the base unit of `dim`
+  bool prefixable;     // accepts SI/binary prefixes
+};
+
+// Longest spellings first so that "B/s" is not taken for "B".
+constexpr std::array<Unit, 33> kUnits{{
+    {"FLOP/s", Dim::flop_rate, 1.0, true},
+    {"FLOPS", Dim::flop_rate, 1.0, true},
+    {"FLOP", Dim::flop, 1.0, true},
+    {"bit/s", Dim::byte_rate, 1.0 / 8.0, true},
+    {"bps", Dim::byte_rate, 1.0 / 8.0, true},
+    {"B/s", Dim::byte_rate, 1.0, true},
+    {"USD/kWh", Dim::usd_per_kwh, 1.0 / kJoulesPerKwh, false},
+    {"USD/MWh", Dim::usd_per_kwh, 1.0 / (1000.0 * kJoulesPerKwh), false},
+    {"USD/h", Dim::usd_per_hour, 1.0 / kHour, false},
+    {"USD/hr", Dim::usd_per_hour, 1.0 / kHour, false},
+    {"USD", Dim::usd, 1.0, true},
+    {"kg/kWh", Dim::kg_per_kwh, 1.0 / kJoulesPerKwh, false},
+    {"g/kWh", Dim::kg_per_kwh, 1e-3 / kJoulesPerKwh, false},
+    {"bit", Dim::bytes, 1.0 / 8.0, true},
+    {"B", Dim::bytes, 1.0, true},
+    {"W", Dim::watts, 1.0, true},
+    {"min", Dim::seconds, 60.0, false},
+    {"ms", Dim::seconds, 1e-3, false},
+    {"us", Dim::seconds, 1e-6, false},
+    {"\xC2\xB5s", Dim::seconds, 1e-6, false},  // µs
+    {"ns", Dim::seconds, 1e-9, false},
+    {"hours", Dim::seconds, kHour, false},
+    {"hour", Dim::seconds, kHour, false},
+    {"days", Dim::seconds, 86400.0, false},
+    {"day", Dim::seconds, 86400.0, false},
+    {"h", Dim::seconds, kHour, false},
+    {"d", Dim::seconds, 86400.0, false},
+    {"s", Dim::seconds, 1.0, false},
+    {"tokens", Dim::count, 1.0, true},
+    {"token", Dim::count, 1.0, true},
+    {"sequences", Dim::count, 1.0, true},
+    {"samples", Dim::count, 1.0, true},
+    {"steps", Dim::count, 1.0, true},
+}};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+[[noreturn]] void fail(std::string_view text, Dim dim, const std::string& why) {
+  throw UnitError(why + " in '" + std::string(text) + "': expected a " + dim_name(dim) +
+                  " like '" + dim_example(dim) + "'");
+}
+
+// Splits "<prefix><unit>" into a factor and a dimension; returns false when not a known unit.
+bool lookup_unit(std::string_view unit, Dim& dim, double& factor) {
+  for (const Unit& u : kUnits) {
+    if (unit.size() < u.text.size() || unit.substr(unit.size() - u.text.size()) != u.text) continue;
+    std::string_view prefix = unit.substr(0, unit.size() - u.text.size());
+    if (!u.prefixable && !prefix.empty()) continue;
+    for (const Prefix& p : kPrefixes) {
+      if (p.text == prefix) {
+        dim = u.dim;
+        factor = u.factor * p.factor;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* dim_name(Dim d) {
+  switch (d) {
+    case Dim::count: return "count";
+    case Dim::bytes: return "data size";
+    case Dim::byte_rate: return "bandwidth";
+    case Dim::flop: return "FLOP count";
+    case Dim::flop_rate: return "compute rate";
+    case Dim::seconds: return "duration";
+    case Dim::watts: return "power";
+    case Dim::usd: return "price";
+    case Dim::usd_per_hour: return "price per hour";
+    case Dim::usd_per_kwh: return "energy price";
+    case Dim::kg_per_kwh: return "carbon intensity";
+  }
+  return "quantity";
+}
+
+const char* dim_example(Dim d) {
+  switch (d) {
+    case Dim::count: return "15 T";
+    case Dim::bytes: return "80 GiB";
+    case Dim::byte_rate: return "3.35 TB/s";
+    case Dim::flop: return "3.1e23 FLOP";
+    case Dim::flop_rate: return "989 TFLOP/s";
+    case Dim::seconds: return "10 us";
+    case Dim::watts: return "700 W";
+    case Dim::usd: return "2.50 USD";
+    case Dim::usd_per_hour: return "2.50 USD/h";
+    case Dim::usd_per_kwh: return "0.10 USD/kWh";
+    case Dim::kg_per_kwh: return "0.40 kg/kWh";
+  }
+  return "";
+}
+
+double parse_quantity(std::string_view raw, Dim dim) {
+  std::string_view text = trim(raw);
+  if (text.empty()) fail(raw, dim, "empty value");
+
+  std::string number_text;
+  size_t i = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    bool exponent_sign = (c == '+' || c == '-') && i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E');
+    bool exponent = (c == 'e' || c == 'E') && i + 1 < text.size() &&
+                    (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-' ||
+                     text[i + 1] == '+');
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || (i == 0 && (c == '-' || c == '+')) ||
+        exponent || exponent_sign) {
+      number_text += c;
+    } else if (c == '_' || c == ',') {
+      continue;  // digit separators: 1_000_000 or 1,000,000
+    } else {
+      break;
+    }
+  }
+  if (number_text.empty()) fail(raw, dim, "no number");
+  char* end = nullptr;
+  double value = std::strtod(number_text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(value)) fail(raw, dim, "malformed number");
+
+  std::string_view unit = trim(text.substr(i));
+  if (unit.empty()) {
+    if (dim == Dim::count) return value;
+    fail(raw, dim, "missing unit");
+  }
+  Dim found{};
+  double factor = 0.0;
+  if (!lookup_unit(unit, found, factor)) {
+    // A count may be a bare prefix: "15 T", "4 Mi".
+    if (dim == Dim::count) {
+      for (const Prefix& p : kPrefixes) {
+        if (!p.text.empty() && p.text == unit) return value * p.factor;
+      }
+    }
+    fail(raw, dim, "unknown unit '" + std::string(unit) + "'");
+  }
+  if (found != dim) {
+    fail(raw, dim, "unit '" + std::string(unit) + "' is a " + dim_name(found));
+  }
+  return value * factor;
+}
+
+}  // namespace tp

@@ -1,0 +1,70 @@
+#include "specs.h"
+
+namespace tp {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+double element_bytes(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32: return 4.0;
+    case Precision::fp16:
+    case Precision::bf16: return 2.0;
+    case Precision::fp8: return 1.0;
+  }
+  return 4.0;
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu: return "gelu";
+    case Activation::swiglu: return "swiglu";
+    case Activation::relu: return "relu";
+    case Activation::relu2: return "relu2";
+  }
+  return "?";
+}
+
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::momentum: return "momentum";
+    case Optimizer::adam: return "adam";
+    case Optimizer::adamw: return "adamw";
+    case Optimizer::adafactor: return "adafactor";
+    case Optimizer::adam8bit: return "adam8bit";
+    case Optimizer::lion: return "lion";
+  }
+  return "?";
+}
+
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+    case Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+const char* to_string(RecomputeMode r) {
+  switch (r) {
+    case RecomputeMode::none: return "none";
+    case RecomputeMode::selective: return "selective";
+    case RecomputeMode::full: return "full";
+    case RecomputeMode::every: return "every";
+  }
+  return "?";
+}
+
+}  // namespace tp

@@ -1,0 +1,177 @@
+// The scenario: model, cluster, training, parallel layout, costs and memory settings.
+// Plain data in base SI units (see units.h); loading and checks live in scenario.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "units.h"
+
+namespace tp {
+
+enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+inline constexpr int kPrecisionCount = 5;
+const char* to_string(Precision p);
+// Bytes of one element stored in this precision (tf32 is stored as fp32; fp8 as 1 byte).
+double element_bytes(Precision p);
+
+enum class Activation { gelu, swiglu, relu, relu2 };
+enum class Norm { layernorm, rmsnorm };
+enum class Position { rope, learned, alibi };
+enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
+enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
+enum class RecomputeMode { none, selective, full, every };
+enum class OffloadTarget { none, cpu };
+
+const char* to_string(Activation a);
+const char* to_string(Optimizer o);
+const char* to_string(Schedule s);
+const char* to_string(RecomputeMode r);
+
+struct MoeSpec {
+  int experts = 0;  // 0 = dense model
+  int top_k = 0;
+  std::int64_t expert_ffn_hidden = 0;
+  double capacity_factor = 1.0;  // tokens an expert buffers, relative to a perfectly even split
+  bool enabled() const { return experts > 0; }
+};
+
+struct ModelSpec {
+  std::string key;   // catalog key, or "inline"
+  std::string name;  // display name
+  int layers = 0;
+  std::int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;          // = heads for MHA, 1 for MQA
+  std::int64_t head_dim = 0;  // = hidden / heads unless given
+  std::int64_t ffn_hidden = 0;
+  std::int64_t vocab = 0;
+  Activation activation = Activation::gelu;
+  Norm norm = Norm::layernorm;
+  Position position = Position::rope;
+  std::int64_t max_positions = 0;  // rows of the learned position table
+  bool embedding_norm = false;     // a norm right after the embedding (BLOOM)
+  bool tied_embeddings = false;
+  bool bias = false;
+  bool dropout = false;  // dropout layers (1-byte masks kept for backward)
+  MoeSpec moe;
+  std::int64_t published_parameters = 0;  // from the catalog, 0 when unknown
+};
+
+struct GpuSpec {
+  std::string key;
+  std::string name;
+  std::string vendor;
+  std::string generation;
+  Bytes memory;
+  ByteRate memory_bandwidth;
+  std::array<FlopRate, kPrecisionCount> peak{};  // 0 = unsupported
+  Watts tdp;
+  ByteRate nvlink;  // per GPU, per direction; 0 = none
+  ByteRate pcie;    // host link per direction
+  FlopRate peak_for(Precision p) const { return peak[static_cast<int>(p)]; }
+};
+
+struct LinkSpec {
+  ByteRate bandwidth;  // per GPU (intra) or per NIC (inter), per direction
+  Seconds latency;
+};
+
+struct ClusterSpec {
+  std::string key;
+  std::string name;
+  GpuSpec gpu;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  LinkSpec intra_node;
+  LinkSpec inter_node;
+  int nics_per_node = 8;
+  Bytes host_memory;  // per node, 0 = unknown
+  Watts host_power;   // per node, from the cluster preset (costs.host_power_per_node overrides)
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+struct TrainingSpec {
+  std::int64_t sequence_length = 4096;
+  std::int64_t global_batch = 0;  // sequences per optimizer step
+  std::int64_t micro_batch = 1;
+  double tokens = 0.0;  // run length, tokens
+  Precision precision = Precision::bf16;
+  bool master_weights = true;        // fp32 master copy when training in 16/8 bits
+  Precision grad_precision = Precision::bf16;  // gradient buffer (Megatron: fp32)
+  Optimizer optimizer = Optimizer::adamw;
+  bool flash_attention = true;
+};
+
+struct Recompute {
+  RecomputeMode mode = RecomputeMode::none;
+  int every = 0;  // layers per checkpointed segment when mode == every
+};
+
+struct ParallelSpec {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;  // resolved from "auto" by resolve_layout()
+  bool dp_auto = true;
+  int cp = 1;
+  int ep = 1;
+  int vpp = 1;
+  std::vector<int> layers_per_stage;  // one entry per pipeline stage, filled by resolve_layout()
+  bool layers_auto = true;            // layers_per_stage: auto
+  Schedule schedule = Schedule::one_f_one_b;
+  int zero = 1;
+  bool sequence_parallel = false;
+  Recompute recompute;
+  OffloadTarget offload_optimizer = OffloadTarget::none;
+  OffloadTarget offload_params = OffloadTarget::none;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool overlap_tp_comm = false;
+};
+
+struct FailureSpec {
+  Seconds gpu_mtbf = Seconds(50000.0 * kHour);
+  ByteRate checkpoint_bandwidth = ByteRate(20e9);
+  Seconds restart = Seconds(600.0);
+};
+
+struct CostSpec {
+  Usd gpu_hour = Usd(2.5);      // price of one GPU-hour
+  Usd spot_gpu_hour;            // 0 = no spot pricing
+  double preemptions_per_day = 0.0;
+  Watts host_power_per_node;    // 0 = use the cluster preset's
+  double pue = 1.2;
+  double electricity_usd_per_j = 0.10 / kJoulesPerKwh;
+  double carbon_kg_per_j = 0.40 / kJoulesPerKwh;
+  FailureSpec failures;
+};
+
+// Memory constants that are not tensors (documented in docs/model.md).
+struct MemorySettings {
+  Bytes cuda_context = Bytes(0.5 * kGiB);  // CUDA context, cuBLAS/NCCL workspaces
+  double allocator_overhead = 0.05;        // caching-allocator fragmentation, fraction of tensor memory
+  double headroom = 0.0;                   // capacity fraction kept free for the verdict
+  Bytes comm_bucket = Bytes(25e6);         // gradient reduce / parameter gather bucket
+  int zero3_prefetch_layers = 1;           // gathered layers ahead of the current one (ZeRO-3)
+};
+
+struct Scenario {
+  std::string name;
+  std::string source;  // file it was read from, or "built-in default"
+  ModelSpec model;
+  ClusterSpec cluster;
+  TrainingSpec training;
+  ParallelSpec parallel;
+  CostSpec costs;
+  MemorySettings memory;
+  std::string profile;  // path of a hardware profile, "" = datasheet defaults
+
+  int gpus() const { return cluster.gpus(); }
+  std::int64_t micro_batches() const {  // per data-parallel replica per step
+    return training.global_batch / (static_cast<std::int64_t>(training.micro_batch) * parallel.dp);
+  }
+};
+
+}  // namespace tp

@@ -1,0 +1,73 @@
+// The planner's answer for one scenario: parameters, FLOPs and per-GPU memory.
+// estimate() is pure (no I/O), never throws for an infeasible layout and is cheap enough to be
+// called millions of times by a sweep: infeasibility is data (violations).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "op_graph.h"
+#include "specs.h"
+#include "units.h"
+
+namespace tp {
+
+// Per-GPU memory of one pipeline stage.
+struct MemoryBreakdown {
+  int stage = 0;
+  int layers = 0;
+  double in_flight = 0;  // micro-batches whose activations the stage holds at its peak (layer-equivalents / layers)
+  double parameters = 0;  // parameters held by one GPU of this stage (before ZeRO sharding)
+  Bytes weights, gradients, master_weights, optimizer, activations, buffers, overhead, total;
+  Bytes host;  // host RAM this GPU needs for offloaded states
+};
+
+struct Violation {
+  enum class Kind { out_of_memory, host_memory };
+  Kind kind = Kind::out_of_memory;
+  int stage = 0;
+  double needed = 0;     // bytes
+  double available = 0;  // bytes
+  std::string message;   // what, and by how much
+  std::vector<std::string> fixes;  // filled by suggest_fixes(), not by estimate()
+};
+
+struct FlopCounts {
+  Flop model_per_step;     // forward + backward, no recompute (MFU numerator)
+  Flop hardware_per_step;  // with recompute (HFU numerator)
+  Flop recompute_per_step;
+  double model_per_token = 0;  // FLOP per trained token
+};
+
+struct Estimate {
+  bool feasible = true;
+  std::vector<Violation> violations;
+
+  double parameters_total = 0;    // unique parameters of the model
+  double parameters_per_gpu = 0;  // on the GPU that holds the most (worst stage, before ZeRO)
+  double parameters_active = 0;   // per token (MoE: top_k experts)
+
+  FlopCounts flops;
+  MemoryBreakdown memory;              // the stage with the largest total
+  std::vector<MemoryBreakdown> stages;
+  Bytes capacity;        // GPU memory
+  Bytes usable;          // capacity less the headroom
+  Bytes host_per_node;   // host RAM for offload on one node
+  std::int64_t micro_batches = 0;  // per replica per step
+  double tokens_per_step = 0;
+};
+
+Estimate estimate(const Scenario& s);
+
+// The same with a prebuilt op graph (sweeps reuse one graph for many layouts).
+Estimate estimate(const Scenario& s, const OpGraph& graph);
+
+// Korthikanti-style activation bytes of ONE layer for ONE micro-batch on one GPU, as stored
+// between forward and backward under the scenario's recompute mode (no in-flight factor).
+Bytes layer_activation_bytes(const Scenario& s, const OpGraph& graph);
+
+// Optimizer state bytes per parameter (not counting the fp32 master copy); adafactor returns 0
+// here because its state depends on matrix shapes (see optimizer_state_bytes in memory.cpp).
+double optimizer_bytes_per_param(Optimizer o);
+
+}  // namespace tp

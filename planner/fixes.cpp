@@ -1,0 +1,79 @@
+#include "fixes.h"
+
+#include <functional>
+
+#include "checks.h"
+#include "format_units.h"
+
+namespace tp {
+
+std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
+  struct Candidate {
+    std::string change;
+    std::function<void(Scenario&)> apply;
+  };
+  const ParallelSpec& p = s.parallel;
+  std::vector<Candidate> candidates;
+  // Ordered roughly by cost to throughput: sharding first, then recompute, then model parallelism.
+  for (int z = p.zero + 1; z <= 3; ++z) {
+    candidates.push_back({"parallel.zero: " + std::to_string(z), [z](Scenario& c) { c.parallel.zero = z; }});
+  }
+  if (p.recompute.mode == RecomputeMode::none && !s.training.flash_attention) {
+    candidates.push_back({"parallel.recompute: selective",
+                          [](Scenario& c) { c.parallel.recompute = {RecomputeMode::selective, 0}; }});
+  }
+  if (p.recompute.mode != RecomputeMode::full) {
+    candidates.push_back({"parallel.recompute: full", [](Scenario& c) { c.parallel.recompute = {RecomputeMode::full, 0}; }});
+  }
+  if (p.tp > 1 && !p.sequence_parallel) {
+    candidates.push_back({"parallel.sequence_parallel: true", [](Scenario& c) { c.parallel.sequence_parallel = true; }});
+  }
+  if (s.training.micro_batch > 1) {
+    candidates.push_back({"training.micro_batch: " + std::to_string(s.training.micro_batch / 2),
+                          [](Scenario& c) { c.training.micro_batch /= 2; }});
+  }
+  for (int k = 2; k <= 8; k *= 2) {
+    candidates.push_back({"parallel.tp: " + std::to_string(p.tp * k), [k](Scenario& c) {
+                            c.parallel.tp *= k;
+                            c.parallel.sequence_parallel = true;
+                            c.parallel.dp_auto = true;
+                          }});
+  }
+  for (int k = 2; k <= 8; k *= 2) {
+    candidates.push_back({"parallel.pp: " + std::to_string(p.pp * k), [k](Scenario& c) {
+                            c.parallel.pp *= k;
+                            c.parallel.dp_auto = true;
+                            c.parallel.layers_auto = true;
+                            if (c.parallel.zero == 3) c.parallel.zero = 2;
+                          }});
+  }
+  if (p.offload_optimizer == OffloadTarget::none) {
+    candidates.push_back({"parallel.offload.optimizer: cpu",
+                          [](Scenario& c) { c.parallel.offload_optimizer = OffloadTarget::cpu; }});
+  }
+
+  std::vector<Fix> fixes;
+  for (const Candidate& cand : candidates) {
+    if (static_cast<int>(fixes.size()) >= limit) break;
+    Scenario c = s;
+    cand.apply(c);
+    if (!resolve_layout(c).empty() || !check_scenario(c, true).empty()) continue;
+    if (c.parallel.tp > c.cluster.gpus_per_node) continue;  // keep tensor parallelism inside a node
+    Estimate e = estimate(c);
+    if (e.feasible) fixes.push_back({cand.change, e.memory.total});
+  }
+  return fixes;
+}
+
+void attach_fixes(const Scenario& s, Estimate& e) {
+  bool needs = false;
+  for (const auto& v : e.violations) needs = needs || v.kind == Violation::Kind::out_of_memory;
+  if (!needs) return;
+  std::vector<Fix> fixes = suggest_fixes(s);
+  for (auto& v : e.violations) {
+    if (v.kind != Violation::Kind::out_of_memory) continue;
+    for (const Fix& f : fixes) v.fixes.push_back(f.change + " (" + format_bytes(f.total.value) + " per GPU)");
+  }
+}
+
+}  // namespace tp

@@ -1,0 +1,204 @@
+#include "op_graph.h"
+
+namespace tp {
+namespace {
+
+// Bytes of one activation element: 16-bit training keeps 16-bit activations; fp8 training keeps
+// 16-bit activations too (Transformer Engine stores higher-precision copies for most tensors);
+// fp32/tf32 keep 4 bytes.
+double activation_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
+
+double norm_params(const ModelSpec& m) {
+  return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
+}
+
+Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::norm;
+  op.block = block;
+  op.params_replicated = norm_params(m);
+  op.flops_split = TpSplit::seq_tp;
+  op.saved_bytes = s * static_cast<double>(m.hidden) * bpv;  // its input
+  op.saved_split = TpSplit::seq_tp;
+  return op;
+}
+
+// A GEMM y = x W with W of shape in x out, applied to `tokens` tokens; `copies` parallel matrices
+// (experts). Column-parallel GEMMs split the output, row-parallel ones the input; either way the
+// weight is divided by tp. Row-parallel biases are replicated.
+Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
+           double saved_input_bytes, TpSplit saved_split, double copies = 1.0) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.block = block;
+  op.params_split = copies * in * out;
+  if (bias) {
+    if (row_parallel) op.params_replicated = copies * out;
+    else op.params_split += copies * out;
+  }
+  op.gemm_rows = in;
+  op.gemm_cols = out;
+  op.gemm_count = copies;
+  op.fwd_flops = 2.0 * tokens * in * out;  // per token: in x out MACs
+  op.bwd_flops = 2.0 * op.fwd_flops;       // input gradient + weight gradient
+  op.saved_bytes = saved_input_bytes;
+  op.saved_split = saved_split;
+  return op;
+}
+
+Op elementwise_op(const char* name, Block block, double saved, TpSplit split) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.block = block;
+  op.flops_split = split;
+  op.saved_bytes = saved;
+  op.saved_split = split;
+  return op;
+}
+
+// Bytes the activation function keeps besides the second GEMM's input (which fc2 keeps):
+// GELU and squared ReLU keep their input; SwiGLU keeps gate, up and silu(gate); ReLU needs only its
+// output, which is fc2's input. (Korthikanti Table 2 for GELU; the Ultra-Scale Playbook widget for SwiGLU.)
+double activation_fn_width(Activation a) {
+  switch (a) {
+    case Activation::gelu:
+    case Activation::relu2: return 1.0;
+    case Activation::swiglu: return 3.0;
+    case Activation::relu: return 0.0;
+  }
+  return 1.0;
+}
+
+double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
+
+}  // namespace
+
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
+  OpGraph g;
+  const double s = static_cast<double>(seq);
+  const double h = static_cast<double>(m.hidden);
+  const double a = static_cast<double>(m.heads);
+  const double q_dim = a * static_cast<double>(m.head_dim);
+  const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  const double bpv = activation_bytes(precision);
+  const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
+  const double v = static_cast<double>(m.vocab);
+  g.layer_input_bytes = s * h * bpv;
+
+  // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
+  auto& L = g.layer;
+  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv));
+  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * bpv,
+                      TpSplit::seq_tp));
+  {
+    Op core;
+    core.name = "attention_core";
+    core.kind = OpKind::attention_core;
+    core.block = Block::attention;
+    // QK^T and softmax(.)V: 2 * (2 s^2 d) per head, full (non-causal) count as in Megatron's formula.
+    core.fwd_flops = 4.0 * s * s * q_dim;
+    core.bwd_flops = 2.0 * core.fwd_flops;
+    core.saved_bytes = s * (q_dim + 2.0 * kv_dim) * bpv;  // Q, K, V
+    core.saved_split = TpSplit::tp;
+    L.push_back(core);
+    Op scores = elementwise_op("attention_scores", Block::attention, 0.0, TpSplit::tp);
+    if (flash_attention) {
+      scores.name = "attention_logsumexp";
+      scores.saved_bytes = a * s * 4.0;  // fp32 log-sum-exp per row
+    } else {
+      // softmax output (bpv), dropout mask (1 B) and dropout output (bpv) per score.
+      scores.saved_bytes = a * s * s * (bpv + (m.dropout ? 1.0 + bpv : 0.0));
+      scores.attention_scores = true;
+    }
+    L.push_back(scores);
+  }
+  L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true, s * q_dim * bpv, TpSplit::tp));
+  if (m.dropout) L.push_back(elementwise_op("attention_dropout", Block::attention, s * h * mask, TpSplit::seq_tp));
+
+  // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
+  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv));
+  if (!m.moe.enabled()) {
+    const double f = static_cast<double>(m.ffn_hidden);
+    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * bpv,
+                        TpSplit::seq_tp));
+    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * bpv * activation_fn_width(m.activation),
+                               TpSplit::tp));
+    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * bpv, TpSplit::tp));
+  } else {
+    const double e = static_cast<double>(m.moe.experts);
+    const double k = static_cast<double>(m.moe.top_k);
+    const double cap = m.moe.capacity_factor;
+    const double f = static_cast<double>(m.moe.expert_ffn_hidden);
+    // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
+    Op router = gemm_op("router", Block::mlp, h, e, s, false, true, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
+    router.params_replicated = router.params_split;
+    router.params_split = 0;
+    router.flops_split = TpSplit::none;
+    L.push_back(router);
+    // Each token visits top_k experts; buffers hold capacity_factor x the even share.
+    const double routed = k * s;
+    Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
+                     cap * routed * h * bpv, TpSplit::none, e);
+    fc1.expert = true;
+    fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
+    fc1.bwd_flops = 2.0 * fc1.fwd_flops;
+    L.push_back(fc1);
+    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * bpv * activation_fn_width(m.activation),
+                            TpSplit::tp);
+    act.expert = true;
+    L.push_back(act);
+    Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
+    fc2.expert = true;
+    fc2.fwd_flops = 2.0 * routed * f * h;
+    fc2.bwd_flops = 2.0 * fc2.fwd_flops;
+    L.push_back(fc2);
+    // Combining the expert outputs weighted by the router probabilities keeps the outputs.
+    L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp));
+  }
+  if (m.dropout) L.push_back(elementwise_op("mlp_dropout", Block::mlp, s * h * mask, TpSplit::seq_tp));
+
+  // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
+  {
+    Op emb;
+    emb.name = "embedding";
+    emb.kind = OpKind::embedding;
+    emb.block = Block::embedding;
+    emb.params_split = v * h;
+    emb.gemm_rows = v;
+    emb.gemm_cols = h;
+    emb.gemm_count = 1;
+    if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
+    emb.flops_split = TpSplit::seq_tp;
+    g.embedding.push_back(emb);
+    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv));
+    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp));
+  }
+
+  // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
+  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv));
+  {
+    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * bpv, TpSplit::seq_tp);
+    if (m.tied_embeddings) {
+      out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
+    }
+    g.head.push_back(out);
+    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * 4.0, TpSplit::tp));
+    g.head.back().kind = OpKind::loss;
+  }
+  return g;
+}
+
+double total_parameters(const ModelSpec& m) {
+  OpGraph g = build_op_graph(m, 1, Precision::bf16, true);
+  auto sum = [](const std::vector<Op>& ops) {
+    double p = 0;
+    for (const Op& op : ops) p += op.params_split + op.params_replicated;
+    return p;
+  };
+  return sum(g.embedding) + static_cast<double>(m.layers) * sum(g.layer) + sum(g.head);
+}
+
+}  // namespace tp

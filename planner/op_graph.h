@@ -1,0 +1,63 @@
+// The op graph of a transformer: every op of a layer, of the embedding and of the output head,
+// with its parameters, FLOPs and the bytes it keeps for the backward pass. Parameters, FLOPs,
+// activation memory (and later compute time and simulator tasks) are all sums over this list.
+//
+// Quantities are for ONE sequence of s tokens on ONE model replica before any split: the caller
+// multiplies by the micro-batch and divides by the parallel degrees via the split flags.
+// Activation layout follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+// Transformer Models", arXiv:2205.05198, section 4.1 and Table 2); see docs/model.md.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "specs.h"
+
+namespace tp {
+
+enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss };
+enum class Block { embedding, attention, mlp, head };
+
+// How a tensor is divided across the tensor-parallel ranks of a layer.
+enum class TpSplit {
+  none,    // replicated on every TP rank (row-parallel bias, router, gathered MoE input)
+  tp,      // always divided by tp (column/row-parallel shards, heads, vocab-parallel logits)
+  seq_tp,  // divided by tp only with sequence parallelism (norm inputs, dropout masks ...)
+};
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::elementwise;
+  Block block = Block::attention;
+  bool expert = false;  // inside an MoE expert: parameters further divided by ep
+
+  double params_split = 0;       // parameters divided by tp (and by ep for experts)
+  double params_replicated = 0;  // parameters every TP rank holds (norm weights, row-parallel bias)
+  double gemm_rows = 0;          // weight-matrix shape for factored optimizers (0 for vectors)
+  double gemm_cols = 0;
+  double gemm_count = 0;         // how many such matrices (experts)
+
+  double fwd_flops = 0;  // matmul FLOPs of the forward pass, all TP ranks together (1 MAC = 2 FLOP)
+  double bwd_flops = 0;  // input-gradient + weight-gradient FLOPs
+  TpSplit flops_split = TpSplit::tp;
+
+  double saved_bytes = 0;  // bytes kept for backward
+  TpSplit saved_split = TpSplit::tp;
+  bool attention_scores = false;  // the s x s tensors that selective recompute drops
+};
+
+struct OpGraph {
+  std::vector<Op> layer;      // one transformer layer (all layers are alike)
+  std::vector<Op> embedding;  // first pipeline stage
+  std::vector<Op> head;       // last pipeline stage: final norm, output layer, loss
+  double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
+};
+
+// Builds the graph for sequences of `seq` tokens trained in `precision`.
+// `flash_attention` keeps only the log-sum-exp instead of the s x s score tensors.
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention);
+
+// Exact parameter count of the model (embeddings counted once when tied).
+double total_parameters(const ModelSpec& m);
+
+}  // namespace tp
