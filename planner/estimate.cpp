@@ -222,6 +222,7 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
     if (first) add(ps, emb_params);
     if (last) add(ps, head_params);
     b.parameters = ps.total();
+    b.layer_parameters = layer_params.total() * b.layers;
 
     const auto sharded = [&](double bytes_per_param, bool is_sharded) {
       return is_sharded ? ps.dense * bytes_per_param / shard + ps.expert * bytes_per_param / expert_shard
@@ -234,19 +235,24 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
                        ? (p.zero >= 1 ? ps.adafactor_state / shard : ps.adafactor_state)
                        : sharded(ob, p.zero >= 1);
 
-    // Activations: stored sets for in-flight micro-batches plus the recompute working set.
+    // Activations: the sets stored for the in-flight micro-batches. What recompute rebuilds during
+    // one layer's (or segment's) backward is transient and counted with the buffers.
     const double chunks = in_flight_chunks(p, i, m);
     const int v = p.schedule == Schedule::interleaved ? p.vpp : 1;
     const double chunk_layers = static_cast<double>(b.layers) / v;
     double acts = 0;
+    double recompute_working_set = 0;
     switch (p.recompute.mode) {
       case RecomputeMode::none: acts = chunks * chunk_layers * act_layer_full; break;
-      case RecomputeMode::selective: acts = chunks * chunk_layers * act_layer_kept + scores_layer; break;
+      case RecomputeMode::selective:
+        acts = chunks * chunk_layers * act_layer_kept;
+        recompute_working_set = scores_layer;
+        break;
       case RecomputeMode::full:
       case RecomputeMode::every: {
         const int k = p.recompute.mode == RecomputeMode::full ? 1 : p.recompute.every;
-        const double segments = std::ceil(chunk_layers / k);
-        acts = chunks * segments * act_layer_kept + std::min<double>(k, chunk_layers) * act_layer_full;
+        acts = chunks * std::ceil(chunk_layers / k) * act_layer_kept;
+        recompute_working_set = std::min<double>(k, chunk_layers) * act_layer_full;
         break;
       }
     }
@@ -254,8 +260,8 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
     if (first) acts += b.in_flight * act_emb;
     if (last) acts += (p.pp > 1 ? b.in_flight : 1.0) * act_head;
 
-    // Buffers: pipeline send/receive, ZeRO buckets and gathered layers.
-    double buffers = 0;
+    // Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered layers.
+    double buffers = recompute_working_set;
     if (p.pp > 1) buffers += 2.0 * boundary;
     if (p.zero >= 2) buffers += 2.0 * ms.comm_bucket.value;
     if (p.zero >= 3) buffers += (1.0 + ms.zero3_prefetch_layers) * layer_params.total() * wb;

@@ -47,6 +47,12 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
                             if (c.parallel.zero == 3) c.parallel.zero = 2;
                           }});
   }
+  if (s.training.sequence_length % (4LL * p.cp) == 0) {
+    candidates.push_back({"parallel.cp: " + std::to_string(p.cp * 2), [](Scenario& c) {
+                            c.parallel.cp *= 2;
+                            c.parallel.dp_auto = true;
+                          }});
+  }
   if (p.offload_optimizer == OffloadTarget::none) {
     candidates.push_back({"parallel.offload.optimizer: cpu",
                           [](Scenario& c) { c.parallel.offload_optimizer = OffloadTarget::cpu; }});

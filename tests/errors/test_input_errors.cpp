@@ -1,0 +1,390 @@
+// Strict loading (DESIGN.md, "Conventions", "Strict input"): unknown keys, wrong types, ranges,
+// choices, units, catalog names and YAML syntax are InputErrors whose text names file:line:column,
+// the dotted field and a hint. Each test breaks one thing of a valid base scenario.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "error_test_support.h"
+#include "scenario.h"
+
+namespace tp {
+namespace {
+
+using errtest::at;
+using errtest::load_error;
+using errtest::Yaml;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Positive control: the base scenario of every test loads, so each failure below comes from the
+// one field the test breaks.
+TEST(InputErrors, BaseScenarioLoads) {
+  const std::string yaml = Yaml{}.str();
+  EXPECT_FALSE(load_error(yaml).thrown) << load_error(yaml).what;
+  Scenario s = test::scenario(yaml);
+  EXPECT_EQ(s.parallel.tp, 2);
+  EXPECT_EQ(s.parallel.pp, 2);
+  EXPECT_EQ(s.parallel.dp, 2);
+  EXPECT_EQ(s.model.key, "llama3.1-8b");
+}
+
+TEST(InputErrors, UnknownTopLevelKeySuggestsTheClosest) {
+  const std::string yaml =
+      "name: t\n"
+      "model: llama3.1-8b\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+      "paralel: {tp: 2, pp: 2}\n";
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("test.yaml:5:1: "));
+  EXPECT_THAT(f.what, HasSubstr("paralel"));
+  EXPECT_THAT(f.what, HasSubstr("unknown key"));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'parallel'"));
+  EXPECT_EQ(f.field, "paralel");
+  EXPECT_EQ(f.where.line, 5);
+  EXPECT_EQ(f.where.column, 1);
+}
+
+TEST(InputErrors, UnknownTopLevelKeyInBlockStyleHasItsOwnLine) {
+  const std::string yaml =
+      "name: t\n"
+      "model: llama3.1-8b\n"
+      "cluster:\n"
+      "  preset: dgx-h100\n"
+      "  nodes: 1\n"
+      "training:\n"
+      "  global_batch: 64\n"
+      "parallel:\n"
+      "  tp: 2\n"
+      "  pp: 2\n"
+      "\n"
+      "cots:\n"
+      "  pue: 1.3\n";
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("test.yaml:12:1: cots: "));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'costs'"));
+}
+
+TEST(InputErrors, UnknownKeyWithoutCloseMatchListsTheValidKeys) {
+  Yaml y;
+  y.extra = "zzzzzzzzzz: 1\n";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("test.yaml:6:1: zzzzzzzzzz: unknown key"));
+  EXPECT_THAT(f.what, HasSubstr("valid keys here:"));
+  EXPECT_THAT(f.what, HasSubstr("parallel"));
+}
+
+TEST(InputErrors, UnknownNestedKey) {
+  Yaml y;
+  y.parallel = "\n  tp: 2\n  tpp: 2\n";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "tpp") + ": parallel.tpp: "));
+  EXPECT_EQ(f.where.line, 7);
+  EXPECT_EQ(f.where.column, 3);
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'tp'"));
+  EXPECT_EQ(f.field, "parallel.tpp");
+}
+
+TEST(InputErrors, UnknownKeyDeepInside) {
+  Yaml y;
+  y.parallel = "{tp: 2, pp: 2, offload: {optimiser: cpu}}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "optimiser") + ": parallel.offload.optimiser: "));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'optimizer'"));
+}
+
+TEST(InputErrors, WrongTypeExpectedInteger) {
+  Yaml y;
+  y.parallel = "{tp: eight, pp: 2}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "eight") + ": parallel.tp: "));
+  EXPECT_THAT(f.what, HasSubstr("expected an integer"));
+  EXPECT_THAT(f.what, HasSubstr("'eight'"));
+}
+
+TEST(InputErrors, WrongTypeMappingExpected) {
+  Yaml y;
+  y.parallel = "4";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("test.yaml:5:11"));
+  EXPECT_THAT(f.what, HasSubstr("parallel: expected a mapping"));
+}
+
+TEST(InputErrors, WrongTypeBoolean) {
+  Yaml y;
+  y.parallel = "{tp: 2, pp: 2, sequence_parallel: maybe}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "maybe") + ": parallel.sequence_parallel: "));
+  EXPECT_THAT(f.what, HasSubstr("expected true or false"));
+}
+
+TEST(InputErrors, OutOfRange) {
+  Yaml y;
+  y.parallel = "{tp: 2, pp: 2, zero: 4}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "zero: 4", 6) + ": parallel.zero: "));
+  EXPECT_THAT(f.what, HasSubstr("out of range"));
+  EXPECT_THAT(f.what, HasSubstr("[0, 3]"));
+}
+
+TEST(InputErrors, ZeroParallelDegreeIsOutOfRange) {
+  Yaml y;
+  y.parallel = "{tp: 0, pp: 2}";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("parallel.tp: "));
+  EXPECT_THAT(f.what, HasSubstr("out of range"));
+}
+
+TEST(InputErrors, BadChoiceListsTheChoicesAndTheClosest) {
+  Yaml y;
+  y.parallel = "{tp: 2, pp: 2, schedule: 1f1c}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "1f1c") + ": parallel.schedule: "));
+  EXPECT_THAT(f.what, HasSubstr("gpipe | 1f1b | interleaved | zb-h1"));
+  EXPECT_THAT(f.what, HasSubstr("did you mean '1f1b'"));
+}
+
+TEST(InputErrors, BadPrecisionChoice) {
+  Yaml y;
+  y.training = "{global_batch: 64, precision: bf61}";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("training.precision: "));
+  EXPECT_THAT(f.what, HasSubstr("fp32 | tf32 | fp16 | bf16 | fp8"));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'bf16'"));
+}
+
+TEST(InputErrors, MissingUnit) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, memory: 80}}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "memory: 80", 8) + ": cluster.gpu.memory: "));
+  EXPECT_THAT(f.what, HasSubstr("missing unit"));
+  EXPECT_THAT(f.what, HasSubstr("80 GiB"));  // the example of the expected form
+}
+
+TEST(InputErrors, WrongUnitDimension) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, memory: 3.35 TB/s}}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "3.35 TB/s") + ": cluster.gpu.memory: "));
+  EXPECT_THAT(f.what, HasSubstr("is a bandwidth"));
+  EXPECT_THAT(f.what, HasSubstr("data size"));
+}
+
+TEST(InputErrors, UnknownUnitInCosts) {
+  Yaml y;
+  y.extra = "costs: {gpu_hour: 2.5 EUR/h}\n";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "2.5 EUR/h") + ": costs.gpu_hour: "));
+  EXPECT_THAT(f.what, HasSubstr("unknown unit"));
+}
+
+TEST(InputErrors, UnknownCatalogModelSuggestsTheClosest) {
+  Yaml y;
+  y.model = "llama3.1-8bb";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("test.yaml:2:8: model: "));
+  EXPECT_THAT(f.what, HasSubstr("unknown model 'llama3.1-8bb'"));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'llama3.1-8b'"));
+}
+
+TEST(InputErrors, UnknownCatalogGpuAndClusterSuggestTheClosest) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: h100-sxm-80g}";
+  auto gpu = load_error(y.str());
+  ASSERT_TRUE(gpu.thrown);
+  EXPECT_THAT(gpu.what, StartsWith(at(y.str(), "h100-sxm-80g}") + ": cluster.gpu: "));
+  EXPECT_THAT(gpu.what, HasSubstr("did you mean 'h100-sxm-80gb'"));
+
+  y.cluster = "{preset: dgx-h10, nodes: 1}";
+  auto cluster = load_error(y.str());
+  ASSERT_TRUE(cluster.thrown);
+  EXPECT_THAT(cluster.what, StartsWith(at(y.str(), "dgx-h10") + ": cluster: "));
+  EXPECT_THAT(cluster.what, HasSubstr("did you mean 'dgx-h100'"));
+}
+
+TEST(InputErrors, InlineModelMissingRequiredField) {
+  Yaml y;
+  y.model = "{layers: 4, hidden: 1024, heads: 16, vocab: 32000}";  // no ffn_hidden
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("test.yaml:2:8: model.ffn_hidden: "));
+  EXPECT_THAT(f.what, HasSubstr("required"));
+  EXPECT_THAT(f.what, HasSubstr("preset:"));  // the alternative: start from a catalog model
+}
+
+TEST(InputErrors, InlineGpuMissingRequiredField) {
+  Yaml y;
+  y.cluster = "{nodes: 1, gpus_per_node: 8, gpu: {memory: 80 GiB, memory_bandwidth: 3.35 TB/s, tdp: 700 W}}";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("cluster.gpu.peak: "));
+  EXPECT_THAT(f.what, HasSubstr("required"));
+}
+
+TEST(InputErrors, MissingModel) {
+  auto f = load_error("name: t\ncluster: {preset: dgx-h100, nodes: 1}\n");
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("model: required"));
+}
+
+TEST(InputErrors, GlobalBatchGivenTwice) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, global_batch_tokens: 256 Ki}";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("training.global_batch_tokens: "));
+  EXPECT_THAT(f.what, HasSubstr("not both"));
+}
+
+TEST(InputErrors, GlobalBatchTokensNotWholeSequences) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch_tokens: 1000}";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("training.global_batch_tokens: "));
+  EXPECT_THAT(f.what, HasSubstr("whole number of sequences"));
+}
+
+TEST(InputErrors, YamlSyntaxErrorHasLineAndColumn) {
+  const std::string yaml =
+      "name: t\n"
+      "model: llama3.1-8b\n"
+      "parallel: {tp: 2, pp: 2\n";  // unclosed flow mapping
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, ::testing::ContainsRegex("^test\\.yaml:[0-9]+:[0-9]+: "));
+  EXPECT_THAT(f.what, HasSubstr("YAML syntax error"));
+  EXPECT_GE(f.where.line, 3);
+  EXPECT_GE(f.where.column, 1);
+}
+
+TEST(InputErrors, YamlSyntaxErrorBadIndentation) {
+  const std::string yaml =
+      "name: t\n"
+      "model: llama3.1-8b\n"
+      "parallel:\n"
+      "  tp: 2\n"
+      " pp: 2\n";
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("YAML syntax error"));
+  EXPECT_EQ(f.where.file, "test.yaml");
+  EXPECT_GE(f.where.line, 4);
+}
+
+TEST(InputErrors, SetWithoutEqualsSign) {
+  auto f = load_error(Yaml{}.str(), {"parallel.tp"});
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("--set: "));
+  EXPECT_THAT(f.what, HasSubstr("parallel.tp"));
+  EXPECT_THAT(f.what, HasSubstr("expected key=value"));
+  EXPECT_EQ(f.where.file, "--set");
+}
+
+TEST(InputErrors, SetUnknownKeyReportsSetAsTheLocation) {
+  auto f = load_error(Yaml{}.str(), {"parallel.tpp=2"});
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("--set: parallel.tpp: "));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'tp'"));
+  EXPECT_EQ(f.where.file, "--set");
+  EXPECT_EQ(f.where.line, 0);
+}
+
+TEST(InputErrors, SetWrongTypeReportsSet) {
+  auto f = load_error(Yaml{}.str(), {"parallel.tp=eight"});
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith("--set: parallel.tp: "));
+  EXPECT_THAT(f.what, HasSubstr("expected an integer"));
+}
+
+TEST(InputErrors, SetOverridesTheFile) {
+  // Positive control of --set: the override wins and a catalog name becomes a preset.
+  Scenario s = test::scenario(Yaml{}.str(), {"parallel.tp=4", "parallel.pp=1", "model.layers=16"});
+  EXPECT_EQ(s.parallel.tp, 4);
+  EXPECT_EQ(s.parallel.dp, 2);
+  EXPECT_EQ(s.model.layers, 16);
+  EXPECT_EQ(s.model.hidden, 4096);  // the rest of llama3.1-8b is kept
+}
+
+TEST(InputErrors, MissingFileNamesThePath) {
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) / "trainplan-no-such-dir" / "missing-scenario.yaml").string();
+  try {
+    (void)load_scenario_file(path);
+    FAIL() << "expected an error for a missing file";
+  } catch (const std::runtime_error& e) {  // InputError or IoError: both are "bad input" to main()
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("cannot open"));
+  }
+}
+
+TEST(InputErrors, FileErrorsNameTheFile) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-bad-key.yaml";
+  {
+    std::ofstream out(path);
+    Yaml y;
+    y.parallel = "{tp: 2, pp: 2, tpp: 2}";
+    out << y.str();
+  }
+  try {
+    (void)load_scenario_file(path.string());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), StartsWith(path.string() + ":5:"));
+    EXPECT_THAT(e.what(), HasSubstr("parallel.tpp"));
+    EXPECT_THAT(e.what(), HasSubstr("did you mean 'tp'"));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(InputErrors, FileSyntaxErrorNamesTheFileAndPosition) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-bad-syntax.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: t\nmodel: [llama3.1-8b\n";
+  }
+  try {
+    (void)load_scenario_file(path.string());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), StartsWith(path.string() + ":"));
+    EXPECT_THAT(e.what(), HasSubstr("YAML syntax error"));
+    EXPECT_GT(e.where().line, 0);
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tp

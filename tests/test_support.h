@@ -1,0 +1,39 @@
+// Helpers shared by the test suites: scenario building and running the trainplan binary.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+
+namespace tp::test {
+
+inline std::string source_path(const std::string& relative) { return std::string(TRAINPLAN_SOURCE_DIR) + "/" + relative; }
+
+// A scenario from YAML text (label "test.yaml" in messages).
+inline Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  return load_scenario_text(yaml, "test.yaml", sets);
+}
+
+struct RunResult {
+  int exit_code = 0;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the trainplan binary with `args` (a shell-quoted string).
+inline RunResult run_trainplan(const std::string& args) {
+  RunResult r;
+  std::string cmd = std::string(TRAINPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace tp::test

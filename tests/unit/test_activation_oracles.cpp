@@ -1,0 +1,159 @@
+// Activation memory.
+// Oracles:
+//  - Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, per layer, 16-bit, with dropout:
+//      no parallelism sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP+SP sbh(34/t + 5as/(ht));
+//      TP + selective sbh(10 + 24/t); TP+SP + selective 34 sbh/t; full recompute 2 sbh.
+//  - Seed 001 (reference formulas-seed001.md WE-14, WE-11): GPT-2 XL b=8 s=1024 fp16 -> 71.72 GB
+//    over 48 layers; 7B (h 4096, 32 heads, 32 layers) s=2048 b=1 -> 30.6 GB.
+//  - Ultra-Scale Playbook memory widget (reference formulas-seed004... section 5.3):
+//    the S002 state -> 2,298,583,449,600 B of activations; the "Llama 3 8B" preset ->
+//    65,592,426,496 B of activations and 170,716,102,656 B in all.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "estimate.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+// Megatron 22B shape (Korthikanti Table 3): h 6144, 64 heads, GELU 4h, dropout.
+const char* kGpt22b =
+    "model: megatron-22b\n"
+    "cluster: {preset: dgx-a100, nodes: 1}\n"
+    "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1, precision: fp16, flash_attention: false}\n";
+
+double layer_bytes(int tp, bool sp, const std::string& recompute) {
+  Scenario s = test::scenario(kGpt22b, {"parallel.tp=" + std::to_string(tp), "parallel.pp=1",
+                                        "parallel.sequence_parallel=" + std::string(sp ? "true" : "false"),
+                                        "parallel.recompute=" + recompute});
+  OpGraph g = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+  return layer_activation_bytes(s, g).value;
+}
+
+TEST(KorthikantiTable2, EveryRowForSeveralTensorParallelDegrees) {
+  const double s = 2048, b = 1, h = 6144, a = 64;
+  const double sbh = s * b * h;
+  for (int t : {1, 2, 4, 8}) {
+    SCOPED_TRACE("t = " + std::to_string(t));
+    if (t == 1) {
+      EXPECT_DOUBLE_EQ(layer_bytes(1, false, "none"), sbh * (34 + 5 * a * s / h));
+    }
+    EXPECT_DOUBLE_EQ(layer_bytes(t, false, "none"), sbh * (10 + 24.0 / t + 5 * a * s / (h * t)));
+    EXPECT_DOUBLE_EQ(layer_bytes(t, true, "none"), sbh * (34.0 / t + 5 * a * s / (h * t)));
+    EXPECT_DOUBLE_EQ(layer_bytes(t, false, "selective"), sbh * (10 + 24.0 / t));
+    EXPECT_DOUBLE_EQ(layer_bytes(t, true, "selective"), sbh * 34.0 / t);
+    EXPECT_DOUBLE_EQ(layer_bytes(t, false, "full"), sbh * 2);
+  }
+}
+
+double layers_total(const std::string& model, int layers, int seq, int batch) {
+  Scenario s = test::scenario("model: " + model +
+                              "\ncluster: {preset: dgx-a100, nodes: 1, gpus_per_node: 1}\n"
+                              "training: {sequence_length: " + std::to_string(seq) + ", global_batch: " +
+                              std::to_string(batch) + ", micro_batch: " + std::to_string(batch) +
+                              ", precision: fp16, flash_attention: false}\nparallel: {tp: 1, pp: 1}\n");
+  OpGraph g = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+  return layers * layer_activation_bytes(s, g).value;
+}
+
+TEST(SeedActivationFigures, Gpt2XlBatch8And4) {
+  // 48 x 1024*8*1600*(34 + 5*25*1024/1600) = 71.72 GB (WE-14); batch 4 halves it (35.86 GB, WE-15).
+  EXPECT_NEAR(layers_total("gpt2-1.5b", 48, 1024, 8) / 1e9, 71.72, 0.005);
+  EXPECT_NEAR(layers_total("gpt2-1.5b", 48, 1024, 4) / 1e9, 35.86, 0.005);
+}
+
+TEST(SeedActivationFigures, SevenBillionAtTwoThousandTokens) {
+  // Napkin 1.4: "activation factor 57" x 2 bytes = 34 + 5*32*2048/4096 = 114 B per (s b h): 30.6 GB.
+  const std::string model = "{layers: 32, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000, "
+                            "activation: gelu, dropout: true}";
+  EXPECT_NEAR(layers_total(model, 32, 2048, 1) / 1e9, 30.6, 0.05);
+}
+
+// The widget's model: GPT-style layers with a SwiGLU MLP of width h_ff, dropout, no FlashAttention.
+std::string widget_scenario(int heads, int batch, int hidden, int ffn, int layers, int seq, int vocab,
+                            const std::string& precision) {
+  return "model: {layers: " + std::to_string(layers) + ", hidden: " + std::to_string(hidden) +
+         ", heads: " + std::to_string(heads) + ", ffn_hidden: " + std::to_string(ffn) +
+         ", vocab: " + std::to_string(vocab) +
+         ", activation: swiglu, norm: layernorm, dropout: true, bias: true}\n"
+         "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+         "training: {sequence_length: " + std::to_string(seq) + ", global_batch: " + std::to_string(batch) +
+         ", micro_batch: " + std::to_string(batch) + ", precision: " + precision +
+         ", flash_attention: false}\n"
+         "parallel: {tp: 1, pp: 1, zero: 1}\n";
+}
+
+TEST(PlaybookWidget, SlideStateActivations) {
+  // a=32, b=100, h=4096, h_ff=16384, L=32, s=1024, v=32000, mixed precision off (4-byte values).
+  Estimate e = estimate(test::scenario(widget_scenario(32, 100, 4096, 16384, 32, 1024, 32000, "fp32")));
+  EXPECT_DOUBLE_EQ(e.memory.activations.value, 2298583449600.0);
+}
+
+TEST(PlaybookWidget, Llama3EightBillionPreset) {
+  // a=32, b=32, h=4096, h_ff=16384, L=32, s=256, v=30522, mixed precision on, ZeRO-1 on one GPU.
+  Estimate acts = estimate(test::scenario(widget_scenario(32, 32, 4096, 16384, 32, 256, 30522, "bf16")));
+  EXPECT_DOUBLE_EQ(acts.memory.activations.value, 65592426496.0);
+  // The widget counts parameters GPT-2 style, h(v + s) + L(12h^2 + 13h) + 2h with tied embeddings and
+  // learned positions, whatever the MLP; we count that model exactly and add its 16 B/param states.
+  Scenario gpt2_style = test::scenario(
+      "model: {layers: 32, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 30522, activation: gelu, "
+      "norm: layernorm, position: learned, max_positions: 256, tied_embeddings: true, bias: true}\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {sequence_length: 256, global_batch: 32, micro_batch: 32, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, zero: 1}\n");
+  Estimate states = estimate(gpt2_style);
+  EXPECT_DOUBLE_EQ(states.parameters_total, 6570229760.0);
+  const MemoryBreakdown& m = states.memory;
+  const double total = acts.memory.activations.value + (m.weights + m.gradients + m.master_weights + m.optimizer).value;
+  EXPECT_DOUBLE_EQ(total, 170716102656.0);
+}
+
+TEST(Activations, FlashAttentionDropsTheQuadraticTerm) {
+  Scenario s = test::scenario(kGpt22b, {"parallel.tp=1", "parallel.pp=1"});
+  OpGraph plain = build_op_graph(s.model, 2048, Precision::fp16, false);
+  OpGraph flash = build_op_graph(s.model, 2048, Precision::fp16, true);
+  const double sbh = 2048.0 * 6144.0;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, plain).value - layer_activation_bytes(s, flash).value,
+                   5.0 * 64 * 2048.0 * 2048.0 - 4.0 * 64 * 2048.0);  // scores out, fp32 log-sum-exp in
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, flash).value, 34.0 * sbh + 4.0 * 64 * 2048.0);
+}
+
+TEST(Activations, InFlightMicroBatchesPerSchedule) {
+  // 8 stages, 32 micro-batches: 1F1B holds p - i on stage i, GPipe m, interleaved stage 0
+  // L(1 + (p-1)/(p v)) layers' worth (Korthikanti sec. 4.2.3).
+  const std::string base = std::string(kGpt22b);
+  auto stage_acts = [&](const std::vector<std::string>& sets, int stage) {
+    Scenario s = test::scenario(base, sets);
+    return estimate(s).stages[static_cast<size_t>(stage)];
+  };
+  std::vector<std::string> common = {"parallel.tp=1", "parallel.pp=8", "training.global_batch=32",
+                                     "parallel.sequence_parallel=false", "parallel.zero=1"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), common.begin(), common.end());
+    return extra;
+  };
+  EXPECT_DOUBLE_EQ(stage_acts(with({"parallel.schedule=1f1b"}), 0).in_flight, 8);
+  EXPECT_DOUBLE_EQ(stage_acts(with({"parallel.schedule=1f1b"}), 5).in_flight, 3);
+  EXPECT_DOUBLE_EQ(stage_acts(with({"parallel.schedule=gpipe"}), 3).in_flight, 32);
+  EXPECT_DOUBLE_EQ(stage_acts(with({"parallel.schedule=interleaved", "parallel.vpp=3"}), 0).in_flight,
+                   8.0 * (1.0 + 7.0 / 24.0));
+}
+
+TEST(Activations, CheckpointEveryKLayers) {
+  // Segment checkpointing: ceil(L/k) stored layer inputs per micro-batch plus k layers recomputed.
+  Scenario s = test::scenario(kGpt22b, {"parallel.tp=1", "parallel.pp=1", "parallel.recompute={every: 4}"});
+  OpGraph g = build_op_graph(s.model, 2048, Precision::fp16, false);
+  const double sbh = 2048.0 * 6144.0;
+  const double full_layer = sbh * (34 + 5 * 64 * 2048.0 / 6144.0);
+  Estimate e = estimate(s, g);
+  // Embedding dropout mask (1 B), final norm input, output-layer input (2 B each), fp32 logits.
+  const double head_and_embedding = sbh * (1 + 2 + 2) + 2048.0 * 51200.0 * 4.0;
+  // 48 layers / 4 = 12 checkpoints of 2sbh are stored; 4 layers are rebuilt at once (buffers).
+  EXPECT_DOUBLE_EQ(e.memory.activations.value, 12 * 2 * sbh + head_and_embedding);
+  EXPECT_DOUBLE_EQ(e.memory.buffers.value, 4 * full_layer);
+}
+
+}  // namespace
+}  // namespace tp
