@@ -3,21 +3,23 @@
 #include "commands.h"
 #include "estimate.h"
 #include "fixes.h"
+#include "hardware_profile.h"
+#include "plan.h"
 #include "report.h"
 #include "scenario.h"
 
 namespace tp {
 
 int run_evaluate(const EvaluateOptions& o) {
-  std::vector<std::string> sets = o.sets;
-  if (!o.profile.empty()) sets.push_back("profile=" + o.profile);
-  Scenario s = o.scenario.empty() ? default_scenario(sets) : load_scenario_file(o.scenario, sets);
-  Estimate e = estimate(s);
-  attach_fixes(s, e);
+  Scenario s = o.scenario.empty() ? default_scenario(o.sets) : load_scenario_file(o.scenario, o.sets);
+  if (!o.profile.empty()) s.profile = o.profile;  // --profile is relative to the working directory
+  const HardwareProfile hw = profile_for(s);
+  Plan p = make_plan(s, hw);
+  attach_fixes(s, p.estimate);
   if (o.format == "json") {
-    std::cout << estimate_json(s, e).dump(2) << "\n";
+    std::cout << plan_json(s, p, hw).dump(2) << "\n";
   } else {
-    print_estimate_table(std::cout, s, e);
+    print_plan_table(std::cout, s, p, hw);
   }
   return 0;
 }

@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
   catalog->add_option("what", catalog_what, "gpus, models or clusters (default: all)");
   catalog->add_option("--format", catalog_format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
+  std::string validation_dir = TRAINPLAN_VALIDATION_DIR;
+  CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
+  validate->add_option("--dir", validation_dir, "Folder with index.yaml and the validation scenarios");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -32,6 +36,7 @@ int main(int argc, char** argv) {
   try {
     if (evaluate->parsed()) return tp::run_evaluate(eval);
     if (catalog->parsed()) return tp::run_catalog(catalog_what, catalog_format);
+    if (validate->parsed()) return tp::run_validate(validation_dir);
   } catch (const tp::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

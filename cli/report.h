@@ -6,11 +6,16 @@
 #include <ostream>
 
 #include "estimate.h"
+#include "plan.h"
 #include "specs.h"
 
 namespace tp {
 
 nlohmann::json estimate_json(const Scenario& s, const Estimate& e);
 void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e);
+
+// The full plan: memory sections above plus time, throughput and run (cost, energy, failures).
+nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile& hw);
+void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw);
 
 }  // namespace tp

@@ -64,4 +64,50 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
   return j;
 }
 
+nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile& hw) {
+  nlohmann::json j = estimate_json(s, p.estimate);
+  const StepTime& t = p.time;
+  j["profile"] = hw.name;
+  j["time"] = {{"step_seconds", t.step.value},
+               {"compute", t.compute.value},
+               {"recompute", t.recompute.value},
+               {"bubble", t.bubble.value},
+               {"optimizer", t.optimizer.value},
+               {"exposed_comm",
+                {{"tp", t.exposed.tp.value}, {"cp", t.exposed.cp.value}, {"ep", t.exposed.ep.value},
+                 {"pp", t.exposed.pp.value}, {"dp", t.exposed.dp.value}, {"total", t.exposed.total().value}}},
+               {"forward_per_micro_batch", t.forward_per_micro_batch.value},
+               {"backward_per_micro_batch", t.backward_per_micro_batch.value},
+               {"slowest_stage", t.slowest_stage},
+               {"mfu", t.mfu},
+               {"hfu", t.hfu}};
+  j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
+                     {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+                     {"tflops_per_gpu", t.tflops_per_gpu}};
+  const RunTotals& r = p.run;
+  j["run"] = {{"steps", r.steps},
+              {"seconds", r.seconds_with_failures.value},
+              {"seconds_without_failures", r.seconds.value},
+              {"gpu_hours", r.gpu_hours},
+              {"cost_usd", r.cost.value},
+              {"cost_usd_without_failures", r.cost_without_failures.value},
+              {"spot_cost_usd", r.spot_cost.value},
+              {"energy_kwh", r.energy_kwh},
+              {"energy_cost_usd", r.energy_cost_usd},
+              {"co2_kg", r.co2_kg},
+              {"gpu_power_watts", t.gpu_power.value},
+              {"goodput", r.failures.goodput},
+              {"failures",
+               {{"job_mtbf_seconds", r.failures.job_mtbf.value},
+                {"expected_failures", r.failures.expected_failures},
+                {"checkpoint_bytes", p.checkpoint_bytes.value},
+                {"checkpoint_write_seconds", r.failures.checkpoint_write.value},
+                {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
+                {"lost_work_seconds", r.failures.lost_work.value},
+                {"restart_seconds", r.failures.restart_time.value}}}};
+  j["units"]["time"] = "seconds";
+  j["units"]["run"] = "seconds, GPU-hours, USD, kWh, kg CO2";
+  return j;
+}
+
 }  // namespace tp

@@ -115,4 +115,35 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   }
 }
 
+void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw) {
+  print_estimate_table(out, s, p.estimate);
+  const StepTime& t = p.time;
+  auto ms = [](Seconds x) { return format_fixed(x.value * 1e3, 1); };
+  out << "\n  Step time   " << format_fixed(t.step.value, 3) << " s  (profile: " << hw.name << ", slowest stage "
+      << t.slowest_stage << ")\n";
+  out << "    compute " << ms(t.compute) << " ms, recompute " << ms(t.recompute) << " ms, bubble " << ms(t.bubble)
+      << " ms, optimizer " << ms(t.optimizer) << " ms\n";
+  out << "    exposed communication [ms]: tp " << ms(t.exposed.tp) << ", cp " << ms(t.exposed.cp) << ", ep "
+      << ms(t.exposed.ep) << ", pp " << ms(t.exposed.pp) << ", dp " << ms(t.exposed.dp) << "\n";
+  out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << format_fixed(t.tokens_per_second_per_gpu, 0)
+      << " tokens/s per GPU), " << format_fixed(t.tflops_per_gpu, 1) << " TFLOP/s per GPU, MFU "
+      << format_fixed(100 * t.mfu, 1) << "%, HFU " << format_fixed(100 * t.hfu, 1) << "%\n";
+  const RunTotals& r = p.run;
+  out << "  Run         " << format_count(r.steps) << " steps, " << format_fixed(r.seconds_with_failures.value / 86400.0, 2)
+      << " days (" << format_fixed(r.seconds.value / 86400.0, 2) << " days without failures), "
+      << format_count(r.gpu_hours) << " GPU-hours\n";
+  out << "  Cost        " << format_fixed(r.cost.value, 0) << " USD (" << format_fixed(r.cost_without_failures.value, 0)
+      << " USD without failures)";
+  if (r.spot_cost.value > 0) out << ", spot " << format_fixed(r.spot_cost.value, 0) << " USD";
+  out << "\n";
+  out << "  Energy      " << format_fixed(r.energy_kwh, 0) << " kWh (" << format_fixed(t.gpu_power.value, 0)
+      << " W per GPU, PUE " << format_fixed(s.costs.pue, 2) << "), " << format_fixed(r.energy_cost_usd, 0)
+      << " USD of electricity, " << format_fixed(r.co2_kg / 1000.0, 1) << " t CO2\n";
+  out << "  Failures    job MTBF " << format_fixed(r.failures.job_mtbf.value / 3600.0, 1) << " h, "
+      << format_fixed(r.failures.expected_failures, 1) << " expected; checkpoint " << format_bytes(p.checkpoint_bytes.value)
+      << " written in " << format_fixed(r.failures.checkpoint_write.value, 0) << " s every "
+      << format_fixed(r.failures.checkpoint_interval.value / 60.0, 0) << " min; goodput "
+      << format_fixed(100 * r.failures.goodput, 1) << "%\n";
+}
+
 }  // namespace tp

@@ -57,6 +57,9 @@ std::vector<Problem> resolve_layout(Scenario& s) {
               " GPUs (cluster.nodes × cluster.gpus_per_node); use dp: auto");
     return c.out;
   }
+  if (s.training.global_batch == 0) {
+    s.training.global_batch = static_cast<std::int64_t>(s.training.micro_batch) * p.dp;  // one micro-batch per replica
+  }
   if (p.pp > s.model.layers) {
     c.add("parallel.pp", "model.layers",
           "pp = " + num(p.pp) + " stages but the model has only " + num(s.model.layers) + " layers");

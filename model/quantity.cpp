@@ -146,8 +146,8 @@ double parse_quantity(std::string_view raw, Dim dim) {
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || (i == 0 && (c == '-' || c == '+')) ||
         exponent || exponent_sign) {
       number_text += c;
-    } else if (c == '_' || c == ',') {
-      continue;  // digit separators: 1_000_000 or 1,000,000
+    } else if (c == '_') {
+      continue;  // digit separator: 1_000_000 (a comma is refused: "2,5" is ambiguous)
     } else {
       break;
     }
@@ -157,7 +157,11 @@ double parse_quantity(std::string_view raw, Dim dim) {
   double value = std::strtod(number_text.c_str(), &end);
   if (end == nullptr || *end != '\0' || !std::isfinite(value)) fail(raw, dim, "malformed number");
 
-  std::string_view unit = trim(text.substr(i));
+  std::string unit_text;
+  for (char ch : trim(text.substr(i))) {
+    if (ch != ' ') unit_text += ch;  // "15 T tokens" reads as "15 Ttokens"
+  }
+  std::string_view unit = unit_text;
   if (unit.empty()) {
     if (dim == Dim::count) return value;
     fail(raw, dim, "missing unit");

@@ -78,7 +78,7 @@ TrainingSpec read_training(MapReader& r) {
     t.global_batch = static_cast<std::int64_t>(seqs);
   }
   t.micro_batch = r.integer("micro_batch", t.micro_batch, 1, kBig);
-  if (!by_sequences && !by_tokens) t.global_batch = t.micro_batch;  // documented default: one micro-batch
+  if (!by_sequences && !by_tokens) t.global_batch = 0;  // resolve_layout(): micro_batch x dp
   t.tokens = r.quantity("tokens", Dim::count, 1e12, 0.0);
   t.precision = read_precision(r, "precision", t.precision);
   std::string master = r.choice<std::string>("master_weights", "fp32", {{"none", "none"}, {"fp32", "fp32"}});
@@ -270,6 +270,11 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
     m.finish();
   }
   s.profile = r.string("profile", "");
+  if (!s.profile.empty() && s.profile.front() != '/') {
+    // Relative to the scenario file's folder, like an include.
+    const size_t slash = file.rfind('/');
+    if (slash != std::string::npos) s.profile = file.substr(0, slash + 1) + s.profile;
+  }
   r.finish();
   if (s.name.empty()) s.name = s.model.name + " on " + std::to_string(s.gpus()) + " " + s.cluster.gpu.name;
 

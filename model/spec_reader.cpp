@@ -76,7 +76,7 @@ GpuSpec read_gpu_fields(MapReader& r, GpuSpec g) {
 
 ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& catalog) {
   c.name = r.string("name", c.name);
-  if (r.has("gpu")) c.gpu = read_gpu(r.node("gpu"), r.field("gpu"), r.file(), catalog);
+  if (r.has("gpu")) c.gpu = read_gpu(r.node("gpu"), r.field("gpu"), r.file(), catalog, &c.gpu);
   c.nodes = static_cast<int>(r.integer("nodes", c.nodes, 1, 10000000));
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", c.gpus_per_node, 1, 1024));
   if (r.has("intra_node")) {
@@ -102,7 +102,7 @@ namespace {
 // Shared shape of read_model / read_gpu / read_cluster: a name, or a mapping with preset:.
 template <class Spec, class Lookup, class Fields>
 Spec read_value(const YAML::Node& node, const std::string& path, const std::string& file, Lookup lookup,
-                Fields fields) {
+                Fields fields, const Spec* inherit = nullptr) {
   if (node.IsScalar()) return lookup(node.Scalar(), location_of(node, file));
   MapReader r(node, path, file);
   Spec base{};
@@ -110,6 +110,8 @@ Spec read_value(const YAML::Node& node, const std::string& path, const std::stri
     YAML::Node preset = r.node("preset");
     if (!preset.IsScalar()) r.fail("preset", "expected a catalog name");
     base = lookup(preset.Scalar(), location_of(preset, file));
+  } else if (inherit != nullptr) {
+    base = *inherit;
   } else {
     base.key = "inline";
   }
@@ -131,11 +133,12 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path, const std:
 }
 
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path, const std::string& file,
-                 const Catalog& catalog) {
+                 const Catalog& catalog, const GpuSpec* inherit) {
   GpuSpec g = read_value<GpuSpec>(
       node, path, file,
       [&](const std::string& name, const SourceLocation& where) { return catalog.gpu(name, where, path); },
-      [](MapReader& r, GpuSpec base) { return read_gpu_fields(r, base); });
+      [](MapReader& r, GpuSpec base) { return read_gpu_fields(r, base); },
+      inherit != nullptr && !inherit->key.empty() ? inherit : nullptr);
   require_gpu_complete(g, location_of(node, file), path);
   return g;
 }

@@ -21,8 +21,9 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec base, const Catalog& c
 // whose fields override the preset's.
 ModelSpec read_model(const YAML::Node& node, const std::string& path, const std::string& file,
                      const Catalog& catalog);
+// A mapping without preset: starts from `inherit` when given (a cluster preset's GPU).
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path, const std::string& file,
-                 const Catalog& catalog);
+                 const Catalog& catalog, const GpuSpec* inherit = nullptr);
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path, const std::string& file,
                          const Catalog& catalog);
 

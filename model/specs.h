@@ -95,7 +95,7 @@ struct ClusterSpec {
 
 struct TrainingSpec {
   std::int64_t sequence_length = 4096;
-  std::int64_t global_batch = 0;  // sequences per optimizer step
+  std::int64_t global_batch = 0;  // sequences per optimizer step (0 until resolved: micro_batch x dp)
   std::int64_t micro_batch = 1;
   double tokens = 0.0;  // run length, tokens
   Precision precision = Precision::bf16;

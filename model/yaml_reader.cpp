@@ -1,6 +1,8 @@
 #include "yaml_reader.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <limits>
 
@@ -36,8 +38,9 @@ bool parse_int(const std::string& s, std::int64_t& out) {
     if (c != '_') digits += c;
   }
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(digits.c_str(), &end, 10);
-  if (end == nullptr || *end != '\0') return false;
+  if (end == nullptr || *end != '\0' || errno == ERANGE) return false;
   out = v;
   return true;
 }
@@ -145,8 +148,10 @@ double MapReader::number(const std::string& key, double def, double min, double 
 bool MapReader::boolean(const std::string& key, bool def) {
   if (!has(key)) return def;
   std::string s = scalar(key, "true or false");
-  if (s == "true" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "no" || s == "off") return false;
+  std::string lower;
+  for (char ch : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "off") return false;
   fail(key, "expected true or false, got '" + s + "'");
 }
 
@@ -180,8 +185,16 @@ std::string MapReader::choice_name(const std::string& key, const std::vector<std
 
 void MapReader::finish() const {
   if (!node_.IsMap()) return;
+  std::vector<std::pair<std::string, YAML::Node>> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     std::string key = it->first.Scalar();
+    for (const auto& [k, n] : seen) {
+      if (k == key) {
+        throw InputError(location_of(it->first, file_), field(key),
+                         "duplicate key (first given at " + location_of(n, file_).str() + ")");
+      }
+    }
+    seen.emplace_back(key, it->first);
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     std::string hint = closest_key(key, known_);
     std::string msg = "unknown key";

@@ -21,6 +21,7 @@ Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double b
   op.flops_split = TpSplit::seq_tp;
   op.saved_bytes = s * static_cast<double>(m.hidden) * bpv;  // its input
   op.saved_split = TpSplit::seq_tp;
+  op.bytes_moved = 2.0 * op.saved_bytes;  // read x, write y
   return op;
 }
 
@@ -45,11 +46,13 @@ Op gemm_op(const char* name, Block block, double in, double out, double tokens, 
   op.bwd_flops = 2.0 * op.fwd_flops;       // input gradient + weight gradient
   op.saved_bytes = saved_input_bytes;
   op.saved_split = saved_split;
+  op.bytes_moved = 2.0 * (tokens * in + copies * in * out + tokens * out);  // 16-bit operands
   return op;
 }
 
-Op elementwise_op(const char* name, Block block, double saved, TpSplit split) {
+Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved = 0.0) {
   Op op;
+  op.bytes_moved = moved;
   op.name = name;
   op.kind = OpKind::elementwise;
   op.block = block;
@@ -103,6 +106,8 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     core.bwd_flops = 2.0 * core.fwd_flops;
     core.saved_bytes = s * (q_dim + 2.0 * kv_dim) * bpv;  // Q, K, V
     core.saved_split = TpSplit::tp;
+    core.bytes_moved = s * (2.0 * q_dim + 2.0 * kv_dim) * bpv;  // read Q, K, V; write O
+    if (!flash_attention) core.bytes_moved += 4.0 * a * s * s * bpv;  // scores written and read twice
     L.push_back(core);
     Op scores = elementwise_op("attention_scores", Block::attention, 0.0, TpSplit::tp);
     if (flash_attention) {
@@ -116,7 +121,8 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     L.push_back(scores);
   }
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true, s * q_dim * bpv, TpSplit::tp));
-  if (m.dropout) L.push_back(elementwise_op("attention_dropout", Block::attention, s * h * mask, TpSplit::seq_tp));
+  // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
+  L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
   L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv));
@@ -125,7 +131,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * bpv,
                         TpSplit::seq_tp));
     L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * bpv * activation_fn_width(m.activation),
-                               TpSplit::tp));
+                               TpSplit::tp, s * f * bpv * (fc1_width(m.activation) + 1.0)));
     L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * bpv, TpSplit::tp));
   } else {
     const double e = static_cast<double>(m.moe.experts);
@@ -147,7 +153,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     fc1.bwd_flops = 2.0 * fc1.fwd_flops;
     L.push_back(fc1);
     Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * bpv * activation_fn_width(m.activation),
-                            TpSplit::tp);
+                            TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
     act.expert = true;
     L.push_back(act);
     Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
@@ -156,9 +162,9 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     fc2.bwd_flops = 2.0 * fc2.fwd_flops;
     L.push_back(fc2);
     // Combining the expert outputs weighted by the router probabilities keeps the outputs.
-    L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp));
+    L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
   }
-  if (m.dropout) L.push_back(elementwise_op("mlp_dropout", Block::mlp, s * h * mask, TpSplit::seq_tp));
+  L.push_back(elementwise_op("mlp_residual", Block::mlp, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
   {
@@ -174,7 +180,8 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     emb.flops_split = TpSplit::seq_tp;
     g.embedding.push_back(emb);
     if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv));
-    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp));
+    g.embedding.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
+    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
   }
 
   // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
@@ -185,7 +192,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }
     g.head.push_back(out);
-    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * 4.0, TpSplit::tp));
+    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * 4.0, TpSplit::tp, 3.0 * s * v * 4.0));
     g.head.back().kind = OpKind::loss;
   }
   return g;

@@ -41,6 +41,8 @@ struct Op {
   double bwd_flops = 0;  // input-gradient + weight-gradient FLOPs
   TpSplit flops_split = TpSplit::tp;
 
+  double bytes_moved = 0;  // HBM bytes read + written by the forward kernel (roofline of memory-bound ops)
+
   double saved_bytes = 0;  // bytes kept for backward
   TpSplit saved_split = TpSplit::tp;
   bool attention_scores = false;  // the s x s tensors that selective recompute drops

@@ -1,0 +1,219 @@
+// Alpha-beta costs of collectives. The formulas are documented in collectives.h. Oracles: seed exercise
+// 26.1 (../shared/reference/formulas-seed004-003-000-002.md §1.1, §2.4) and nccl-tests doc/PERFORMANCE.md (§4.2).
+#include "collectives.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace tp {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Seconds to push `bytes` through `rate`. A link with no usable rate can never finish the transfer.
+double transfer(double bytes, double rate) { return rate > 0.0 ? bytes / rate : kInf; }
+
+// ceil(log2 n) for n >= 1.
+int ceil_log2(int n) { return n <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(n - 1))); }
+
+// A GroupShape with consistent fields: n >= 1 ranks, 1 <= r <= n ranks per node, and m >= ceil(n / r) nodes.
+struct Layout {
+  int n = 1;
+  int r = 1;
+  int m = 1;
+};
+
+Layout normalize(const GroupShape& g) {
+  Layout l;
+  l.n = std::max(1, g.size);
+  l.r = std::clamp(g.ranks_per_node, 1, l.n);
+  l.m = std::max(g.nodes, (l.n + l.r - 1) / l.r);
+  return l;
+}
+
+// The tier a flat algorithm (ring, tree) is limited by: intra when on one node; inter when every rank has
+// its own node; otherwise the slower of the two, with the larger latency.
+struct Tier {
+  double alpha = 0.0;
+  double beta = 0.0;
+};
+
+Tier flat_tier(const Layout& l, const Topology& t) {
+  const Tier intra{t.intra.latency.value, intra_bandwidth(t).value};
+  const Tier inter{t.inter.latency.value, inter_bandwidth(t).value};
+  if (l.m <= 1) return intra;
+  if (l.r <= 1) return inter;
+  return {std::max(intra.alpha, inter.alpha), std::min(intra.beta, inter.beta)};
+}
+
+double ring(Collective c, double bytes, int n, const Tier& tier) {
+  return ring_time(c, Bytes(bytes), n, Seconds(tier.alpha), ByteRate(tier.beta)).value;
+}
+
+double tree(Collective c, double bytes, int n, const Tier& tier) {
+  return tree_time(c, Bytes(bytes), n, Seconds(tier.alpha), ByteRate(tier.beta)).value;
+}
+
+}  // namespace
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "all_to_all";
+    case Collective::send_recv: return "send_recv";
+    case Collective::broadcast: return "broadcast";
+  }
+  return "unknown";
+}
+
+const char* to_string(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::ring: return "ring";
+    case CollectiveAlgorithm::tree: return "tree";
+    case CollectiveAlgorithm::hierarchical: return "hierarchical";
+  }
+  return "unknown";
+}
+
+double bus_factor(Collective c, int n) {
+  switch (c) {
+    case Collective::broadcast:
+    case Collective::send_recv: return 1.0;
+    case Collective::all_reduce: return n <= 1 ? 0.0 : 2.0 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all: return n <= 1 ? 0.0 : static_cast<double>(n - 1) / n;
+  }
+  return 0.0;
+}
+
+ByteRate effective_bandwidth(const LinkTier& tier) { return tier.bandwidth * tier.efficiency; }
+
+ByteRate intra_bandwidth(const Topology& t) { return effective_bandwidth(t.intra); }
+
+ByteRate inter_bandwidth(const Topology& t) {
+  return effective_bandwidth(t.inter) / std::max(1.0, t.oversubscription);
+}
+
+Topology make_topology(const ClusterSpec& c, double intra_efficiency, double inter_efficiency,
+                       double oversubscription) {
+  Topology t;
+  t.gpus_per_node = std::max(1, c.gpus_per_node);
+  ByteRate intra = c.intra_node.bandwidth;
+  if (!(intra.value > 0.0)) intra = c.gpu.nvlink.value > 0.0 ? c.gpu.nvlink : c.gpu.pcie;
+  t.intra = LinkTier{intra, c.intra_node.latency, intra_efficiency};
+  const ByteRate per_gpu = c.inter_node.bandwidth * (static_cast<double>(std::max(0, c.nics_per_node)) / t.gpus_per_node);
+  t.inter = LinkTier{per_gpu, c.inter_node.latency, inter_efficiency};
+  t.oversubscription = std::max(1.0, oversubscription);
+  return t;
+}
+
+GroupShape group_shape(int size, int stride, int gpus_per_node) {
+  GroupShape g;
+  g.size = std::max(1, size);
+  stride = std::max(1, stride);
+  gpus_per_node = std::max(1, gpus_per_node);
+  g.ranks_per_node = stride < gpus_per_node ? std::clamp(gpus_per_node / stride, 1, g.size) : 1;
+  g.nodes = (g.size + g.ranks_per_node - 1) / g.ranks_per_node;
+  return g;
+}
+
+ParallelGroups parallel_groups(const ParallelSpec& p, int gpus_per_node) {
+  const int tp = std::max(1, p.tp), cp = std::max(1, p.cp), ep = std::max(1, p.ep), dp = std::max(1, p.dp);
+  const int pp = std::max(1, p.pp);
+  ParallelGroups g;
+  g.tp = group_shape(tp, 1, gpus_per_node);
+  g.cp = group_shape(cp, tp, gpus_per_node);
+  g.ep = group_shape(ep, tp * cp, gpus_per_node);
+  g.dp = group_shape(dp, tp * cp, gpus_per_node);
+  g.dp_cp = group_shape(dp * cp, tp, gpus_per_node);
+  g.expert_dp = group_shape(std::max(1, dp / ep), tp * cp * ep, gpus_per_node);
+  g.pp = group_shape(pp, tp * cp * dp, gpus_per_node);
+  return g;
+}
+
+int ring_steps(Collective c, int n) {
+  if (n <= 1) return 0;
+  switch (c) {
+    case Collective::all_reduce: return 2 * (n - 1);
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all:
+    case Collective::broadcast: return n - 1;
+    case Collective::send_recv: return 1;
+  }
+  return 0;
+}
+
+Bytes ring_bytes_sent(Collective c, Bytes bytes, int n) {
+  if (n <= 1 || !(bytes.value > 0.0)) return Bytes(0.0);
+  return bytes * bus_factor(c, n);
+}
+
+Seconds ring_time(Collective c, Bytes bytes, int n, Seconds alpha, ByteRate beta) {
+  if (n <= 1 || !(bytes.value > 0.0)) return Seconds(0.0);
+  return Seconds(ring_steps(c, n) * alpha.value + transfer(ring_bytes_sent(c, bytes, n).value, beta.value));
+}
+
+Seconds tree_time(Collective c, Bytes bytes, int n, Seconds alpha, ByteRate beta) {
+  if (c != Collective::all_reduce && c != Collective::broadcast) return Seconds(kInf);
+  if (n <= 1 || !(bytes.value > 0.0)) return Seconds(0.0);
+  const double phases = c == Collective::all_reduce ? 2.0 : 1.0;  // reduce up + broadcast down, or broadcast only
+  return Seconds(phases * (ceil_log2(n) * alpha.value + transfer(bytes.value, beta.value)));
+}
+
+bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g) {
+  const Layout l = normalize(g);
+  switch (a) {
+    case CollectiveAlgorithm::ring: return true;
+    case CollectiveAlgorithm::tree: return l.n > 1 && (c == Collective::all_reduce || c == Collective::broadcast);
+    case CollectiveAlgorithm::hierarchical:
+      return l.m > 1 && l.r > 1 &&
+             (c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter);
+  }
+  return false;
+}
+
+Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const GroupShape& g, const Topology& t) {
+  if (!applicable(c, a, g)) return Seconds(kInf);
+  const Layout l = normalize(g);
+  if (l.n <= 1 || !(bytes.value > 0.0)) return Seconds(0.0);
+  const double s = bytes.value;
+  switch (a) {
+    case CollectiveAlgorithm::ring: return Seconds(ring(c, s, l.n, flat_tier(l, t)));
+    case CollectiveAlgorithm::tree: return Seconds(tree(c, s, l.n, flat_tier(l, t)));
+    case CollectiveAlgorithm::hierarchical: {
+      const Tier intra{t.intra.latency.value, intra_bandwidth(t).value};
+      const Tier inter{t.inter.latency.value, inter_bandwidth(t).value};
+      const double shard = s / l.r;  // what each GPU exchanges with its peers on the other nodes
+      if (c == Collective::all_reduce) {
+        const double across = std::min(ring(Collective::all_reduce, shard, l.m, inter),
+                                       tree(Collective::all_reduce, shard, l.m, inter));
+        return Seconds(ring(Collective::reduce_scatter, s, l.r, intra) + across +
+                       ring(Collective::all_gather, s, l.r, intra));
+      }
+      // all_gather: inter-node all-gather of the node's share (S / r in total), then intra-node all-gather
+      // of S. reduce_scatter is the same two steps in reverse order, at the same cost.
+      return Seconds(ring(c, shard, l.m, inter) + ring(c, s, l.r, intra));
+    }
+  }
+  return Seconds(kInf);
+}
+
+CollectiveCost collective_time(Collective c, Bytes bytes, const GroupShape& g, const Topology& t) {
+  CollectiveCost best{Seconds(0.0), CollectiveAlgorithm::ring};
+  if (normalize(g).n <= 1 || !(bytes.value > 0.0)) return best;
+  best.time = algorithm_time(c, CollectiveAlgorithm::ring, bytes, g, t);
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::tree, CollectiveAlgorithm::hierarchical}) {
+    if (!applicable(c, a, g)) continue;
+    const Seconds time = algorithm_time(c, a, bytes, g, t);
+    if (time < best.time) best = {time, a};
+  }
+  return best;
+}
+
+}  // namespace tp

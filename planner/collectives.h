@@ -1,0 +1,123 @@
+// Cost model of NCCL-style collectives (alpha-beta model, Thakur, Rabenseifner & Gropp 2005).
+// Pure functions: no I/O, no exceptions, no heap allocation. The sweep calls them millions of times.
+//
+// Conventions:
+// - A LinkTier's bandwidth is per GPU, per direction. Its effective rate is bandwidth x efficiency.
+//   The inter-node tier is also divided by Topology::oversubscription.
+// - Message sizes follow nccl-tests (doc/PERFORMANCE.md). all_reduce and broadcast take the per-rank
+//   buffer. all_gather and reduce_scatter take the TOTAL gathered array S. all_to_all takes the per-rank
+//   send buffer, and send_recv the message.
+// - A tier with zero (or negative) effective bandwidth that a collective must cross gives +infinity
+//   seconds; for example, a multi-node group on a preset with no inter-node fabric.
+#pragma once
+
+#include "specs.h"
+#include "units.h"
+
+namespace tp {
+
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast };
+inline constexpr int kCollectiveCount = 6;
+enum class CollectiveAlgorithm { ring, tree, hierarchical };
+inline constexpr int kCollectiveAlgorithmCount = 3;
+
+const char* to_string(Collective c);
+const char* to_string(CollectiveAlgorithm a);
+
+// nccl-tests bus-bandwidth factor (doc/PERFORMANCE.md): all_reduce 2(n-1)/n; all_gather, reduce_scatter,
+// all_to_all (n-1)/n; broadcast, send_recv 1. n = ranks. n <= 1 gives 0, except broadcast and send_recv,
+// which are always 1. busbw = algbw x bus_factor, with algbw = S / t.
+double bus_factor(Collective c, int n);
+
+// One level of the network as seen by one GPU: the per-direction bandwidth available to one GPU, and
+// the per-message latency (alpha). `efficiency` scales the bandwidth to what NCCL achieves.
+struct LinkTier {
+  ByteRate bandwidth;
+  Seconds latency;
+  double efficiency = 1.0;
+};
+
+// A cluster as the collectives see it. The intra-node tier is NVLink/NVSwitch, or PCIe, per GPU per
+// direction. The inter-node tier is each GPU's share of the node's NICs, before oversubscription.
+struct Topology {
+  int gpus_per_node = 8;
+  LinkTier intra;
+  LinkTier inter;                 // per-GPU share of the node's NICs: NIC bandwidth x nics_per_node / gpus_per_node
+  double oversubscription = 1.0;  // >= 1, divides the inter bandwidth (applied by inter_bandwidth(), not stored in `inter`)
+};
+
+// Intra tier: ClusterSpec::intra_node, falling back to the GPU's NVLink, then its PCIe link, when that is 0.
+// Inter tier: inter_node.bandwidth (per NIC) x nics_per_node / gpus_per_node. Values below 1 for
+// `oversubscription` are raised to 1.
+Topology make_topology(const ClusterSpec& c, double intra_efficiency = 1.0, double inter_efficiency = 1.0,
+                       double oversubscription = 1.0);
+
+// Effective per-GPU, per-direction rates: bandwidth x efficiency, and for the inter tier also / oversubscription.
+ByteRate effective_bandwidth(const LinkTier& tier);
+ByteRate intra_bandwidth(const Topology& t);
+ByteRate inter_bandwidth(const Topology& t);
+
+// How a process group of `size` ranks is laid out on the nodes. `ranks_per_node` of its ranks share a node
+// (1 = every rank on its own node), and `nodes` = size / ranks_per_node.
+struct GroupShape {
+  int size = 1;
+  int ranks_per_node = 1;
+  int nodes = 1;
+};
+
+// Groups are laid out in Megatron order: TP innermost, then CP, EP (inside DP), DP, and PP outermost.
+// `stride` is the product of the sizes of the dimensions inside this one. ranks_per_node =
+// clamp(gpus_per_node / stride, 1, size) when stride < gpus_per_node, else 1. nodes = ceil(size / ranks_per_node).
+GroupShape group_shape(int size, int stride, int gpus_per_node);
+
+// The communication groups of a layout, following group_shape's Megatron order.
+struct ParallelGroups {
+  GroupShape tp;         // stride 1
+  GroupShape cp;         // stride tp
+  GroupShape ep;         // stride tp*cp (EP subdivides DP)
+  GroupShape dp;         // stride tp*cp: dense data parallel (gradient reduction, ZeRO gathers)
+  GroupShape dp_cp;      // dp*cp ranks, stride tp: Megatron reduces dense gradients over DP x CP
+  GroupShape expert_dp;  // dp/ep ranks, stride tp*cp*ep: expert-parameter data parallel
+  GroupShape pp;         // stride tp*cp*dp
+};
+ParallelGroups parallel_groups(const ParallelSpec& p, int gpus_per_node);
+
+// --- Single-level building blocks (one tier: latency alpha, bandwidth beta) ---
+
+// Sequential message steps of the flat ring: all_reduce 2(n-1); all_gather, reduce_scatter, all_to_all and
+// broadcast (pipelined ring) n-1; send_recv 1. n <= 1 gives 0.
+int ring_steps(Collective c, int n);
+// Bytes each rank sends in the flat ring: bus_factor(c, n) x bytes (all_reduce: 2(n-1)/n x bytes).
+Bytes ring_bytes_sent(Collective c, Bytes bytes, int n);
+// Flat ring time: ring_steps x alpha + ring_bytes_sent / beta (broadcast: (n-1) alpha + bytes/beta).
+Seconds ring_time(Collective c, Bytes bytes, int n, Seconds alpha, ByteRate beta);
+// Double binary tree: all_reduce 2 ceil(log2 n) alpha + 2 bytes/beta; broadcast ceil(log2 n) alpha + bytes/beta.
+// +infinity for the other collectives.
+Seconds tree_time(Collective c, Bytes bytes, int n, Seconds alpha, ByteRate beta);
+
+// --- Whole-topology costs ---
+
+// Whether algorithm `a` can run collective `c` on group `g`. ring: always. tree: all_reduce and broadcast
+// with n > 1. hierarchical: all_reduce, all_gather and reduce_scatter when the group spans more than one node
+// and has more than one rank per node.
+bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g);
+
+// Time of `c` with algorithm `a`, or +infinity when `a` does not apply. ring and tree use the slowest tier
+// they cross (intra when the group is on one node; inter when each rank has its own node; otherwise the
+// slower bandwidth and the larger latency of the two). hierarchical runs an intra-node reduce-scatter, an
+// inter-node all-reduce (the faster of ring and tree) of bytes/ranks_per_node among `nodes` ranks, and an
+// intra-node all-gather. For all_gather it runs an inter-node all-gather of bytes/ranks_per_node and then
+// an intra-node all-gather of bytes; reduce_scatter runs the mirror image of all_gather.
+Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const GroupShape& g, const Topology& t);
+
+struct CollectiveCost {
+  Seconds time;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+};
+
+// Time of one collective of `bytes` (see the conventions above) over group `g` on topology `t`, using the
+// fastest applicable algorithm, as NCCL's tuner does. On a tie the order is ring, tree, hierarchical.
+// n == 1 or bytes <= 0 costs 0 (ring).
+CollectiveCost collective_time(Collective c, Bytes bytes, const GroupShape& g, const Topology& t);
+
+}  // namespace tp

@@ -1,0 +1,37 @@
+#include "plan.h"
+
+namespace tp {
+
+Plan make_plan(const Scenario& s, const HardwareProfile& hw) {
+  return make_plan(s, build_op_graph(s.model, s.training.sequence_length, s.training.precision,
+                                     s.training.flash_attention),
+                   hw);
+}
+
+Plan make_plan(const Scenario& s, const OpGraph& g, const HardwareProfile& hw) {
+  Plan p;
+  p.estimate = estimate(s, g);
+  p.time = step_time(s, g, p.estimate, hw);
+  // A checkpoint holds every parameter once: 16-bit (or fp32) weights, the fp32 master copy and the
+  // optimizer states.
+  const TrainingSpec& t = s.training;
+  const bool low = t.precision != Precision::fp32 && t.precision != Precision::tf32;
+  const double per_param = (low ? 2.0 : 4.0) + (low && t.master_weights ? 4.0 : 0.0) +
+                           optimizer_bytes_per_param(t.optimizer);
+  p.checkpoint_bytes = Bytes(per_param * p.estimate.parameters_total);
+
+  RunInputs in;
+  in.tokens = s.training.tokens;
+  in.tokens_per_step = p.estimate.tokens_per_step;
+  in.step_time = p.time.step;
+  in.gpus = s.gpus();
+  in.nodes = s.cluster.nodes;
+  in.gpu_power_busy = p.time.gpu_power;
+  in.host_power_per_node = s.cluster.host_power;
+  in.checkpoint_bytes = p.checkpoint_bytes;
+  in.costs = s.costs;
+  p.run = run_totals(in);
+  return p;
+}
+
+}  // namespace tp

@@ -1,0 +1,129 @@
+// Run-level totals. The model and its formulas are documented in run_totals.h.
+#include "run_totals.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSecondsPerDay = 86400.0;
+
+}  // namespace
+
+Usd rental_cost(int gpus, Seconds wall, Usd gpu_hour) {
+  return Usd(static_cast<double>(gpus) * (wall.value / kHour) * gpu_hour.value);
+}
+
+double facility_energy_kwh(int gpus, Watts gpu_power, int nodes, Watts host_power, Seconds wall, double pue) {
+  const double it_watts = static_cast<double>(gpus) * gpu_power.value + static_cast<double>(nodes) * host_power.value;
+  return it_watts * wall.value * pue / kJoulesPerKwh;
+}
+
+double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_hour, Seconds lost_per_preemption) {
+  // Saving of spot over on-demand: N * T * (p_od - p_spot); cost of one preemption: N * t_lost * p_spot.
+  const double lost_cost = lost_per_preemption.value * spot_hour.value;
+  const double saving = wall.value * (on_demand_hour.value - spot_hour.value);
+  if (lost_cost <= 0.0) return saving > 0.0 ? kInf : 0.0;
+  return saving / lost_cost;
+}
+
+Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption) {
+  if (preemptions_per_second <= 0.0 || lost_per_preemption.value <= 0.0) return t0;
+  const double loss_fraction = preemptions_per_second * lost_per_preemption.value;  // r * t_lost
+  if (loss_fraction >= 1.0) return Seconds(t0.value > 0.0 ? kInf : 0.0);
+  return t0 / (1.0 - loss_fraction);
+}
+
+FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f) {
+  FailureModel m;
+  // Independent exponential failures: the minimum of `gpus` exponentials has rate gpus / gpu_mtbf.
+  // A non-positive gpu_mtbf or GPU count disables the failure model (M = +inf).
+  m.job_mtbf = (f.gpu_mtbf.value > 0.0 && gpus > 0) ? f.gpu_mtbf / static_cast<double>(gpus) : Seconds(kInf);
+
+  // A non-positive size or bandwidth means checkpoints are free (w = 0, the limit of continuous checkpointing).
+  m.checkpoint_write = (checkpoint_bytes.value > 0.0 && f.checkpoint_bandwidth.value > 0.0)
+                           ? checkpoint_bytes / f.checkpoint_bandwidth
+                           : Seconds(0.0);
+  const double w = m.checkpoint_write.value;
+  const double mtbf = m.job_mtbf.value;
+
+  // Young's optimum tau = sqrt(2 w M), capped to >= w (Daly's first-order form for w << M).
+  double tau = 0.0;
+  if (w > 0.0) tau = std::isinf(mtbf) ? kInf : std::max(std::sqrt(2.0 * w * mtbf), w);
+  m.checkpoint_interval = Seconds(tau);
+
+  if (t0.value <= 0.0) return m;  // nothing to run: no failures, goodput 1
+
+  // Checkpoints are written once per tau of useful progress.
+  const double overhead = (tau > 0.0 && !std::isinf(tau)) ? t0.value / tau * w : 0.0;
+  if (std::isinf(mtbf)) {
+    m.checkpoint_overhead = Seconds(overhead);
+    m.goodput = t0.value / (t0.value + overhead);
+    return m;
+  }
+
+  // Per failure: tau/2 of progress lost on average plus the write in progress/redone, then restart.
+  const double lost_per_failure = tau / 2.0 + w;
+  const double per_failure = lost_per_failure + f.restart.value;
+  const double denominator = 1.0 - per_failure / mtbf;
+  if (denominator <= 0.0) {  // failures come faster than the job can make progress
+    m.expected_failures = kInf;
+    m.lost_work = Seconds(kInf);
+    m.restart_time = Seconds(kInf);
+    m.checkpoint_overhead = Seconds(overhead);
+    m.goodput = 0.0;
+    return m;
+  }
+  // Fixed point T = T0 + overhead + (T / M) * per_failure.
+  const double total = (t0.value + overhead) / denominator;
+  m.expected_failures = total / mtbf;
+  m.lost_work = Seconds(m.expected_failures * lost_per_failure);
+  m.restart_time = Seconds(m.expected_failures * f.restart.value);
+  m.checkpoint_overhead = Seconds(overhead);
+  m.goodput = t0.value / total;
+  return m;
+}
+
+RunTotals run_totals(const RunInputs& in) {
+  RunTotals r;
+  const CostSpec& c = in.costs;
+  r.steps = (in.tokens > 0.0 && in.tokens_per_step > 0.0) ? std::ceil(in.tokens / in.tokens_per_step) : 0.0;
+  r.seconds = in.step_time * r.steps;
+
+  r.failures = failure_model(r.seconds, in.gpus, in.checkpoint_bytes, c.failures);
+  const FailureModel& f = r.failures;
+  r.seconds_with_failures = f.goodput > 0.0 ? r.seconds + f.checkpoint_overhead + f.lost_work + f.restart_time
+                                            : Seconds(kInf);
+
+  r.gpu_hours = static_cast<double>(in.gpus) * r.seconds_with_failures.value / kHour;
+  r.gpu_hours_without_failures = static_cast<double>(in.gpus) * r.seconds.value / kHour;
+  r.cost = rental_cost(in.gpus, r.seconds_with_failures, c.gpu_hour);
+  r.cost_without_failures = rental_cost(in.gpus, r.seconds, c.gpu_hour);
+
+  // Spot: the time with failures, inflated by preemptions (each loses half an interval + restart).
+  r.lost_per_preemption = f.checkpoint_interval / 2.0 + c.failures.restart;
+  if (c.spot_gpu_hour.value > 0.0) {
+    const double rate = c.preemptions_per_day / kSecondsPerDay;
+    r.spot_seconds = preempted_wall_time(r.seconds_with_failures, rate, r.lost_per_preemption);
+    r.expected_preemptions = rate > 0.0 ? rate * r.spot_seconds.value : 0.0;
+    r.spot_cost = rental_cost(in.gpus, r.spot_seconds, c.spot_gpu_hour);
+  }
+
+  r.host_power_per_node = c.host_power_per_node.value > 0.0 ? c.host_power_per_node : in.host_power_per_node;
+  r.facility_power = Watts((static_cast<double>(in.gpus) * in.gpu_power_busy.value +
+                            static_cast<double>(in.nodes) * r.host_power_per_node.value) *
+                           c.pue);
+  r.energy_kwh = facility_energy_kwh(in.gpus, in.gpu_power_busy, in.nodes, r.host_power_per_node,
+                                     r.seconds_with_failures, c.pue);
+  r.energy_kwh_without_failures =
+      facility_energy_kwh(in.gpus, in.gpu_power_busy, in.nodes, r.host_power_per_node, r.seconds, c.pue);
+  // CostSpec prices are per joule (base SI).
+  r.energy_cost_usd = r.energy_kwh * kJoulesPerKwh * c.electricity_usd_per_j;
+  r.co2_kg = r.energy_kwh * kJoulesPerKwh * c.carbon_kg_per_j;
+  return r;
+}
+
+}  // namespace tp

@@ -1,0 +1,94 @@
+// Run-level totals: wall time, GPU-hours, dollars (on-demand and spot with preemptions), energy,
+// CO2, and the cost of hardware failures (checkpointing, lost work, restarts, goodput).
+// Pure functions, no I/O. Every quantity is in base SI units (units.h) unless its name says
+// otherwise (gpu_hours, energy_kwh, co2_kg).
+//
+// Model (all first order, documented here and in run_totals.cpp):
+//  * Failures: independent exponential GPU failures, so the job (any GPU fails -> whole job
+//    restarts) has MTBF M = gpu_mtbf / gpus.
+//  * Checkpoints: writing takes w = checkpoint_bytes / checkpoint_bandwidth; the interval between
+//    checkpoints is Young's optimum tau = sqrt(2 w M) (Young 1974; Daly 2006 to first order),
+//    never shorter than w.
+//  * Each failure costs tau/2 + w of lost work (on average half an interval of progress since the
+//    last checkpoint, plus the checkpoint write that was in progress or has to be redone; this is
+//    slightly more pessimistic than Daly's (tau + w)/2) plus the restart time R.
+//  * The total time T is the fixed point of
+//        T = T0 * (1 + w/tau) + (T / M) * (tau/2 + w + R)
+//    i.e. T = T0 (1 + w/tau) / (1 - (tau/2 + w + R)/M), where T0 is the failure-free wall time.
+//    When (tau/2 + w + R) >= M the job never finishes: T, costs and energy are +infinity and
+//    goodput is 0.
+//  * Spot: preemptions arrive at costs.preemptions_per_day for the whole job; each one loses
+//    t_lost = tau/2 + R (half a checkpoint interval of progress plus the restart). The time with
+//    failures is inflated to the fixed point T / (1 - r t_lost) and billed at spot_gpu_hour.
+#pragma once
+
+#include "specs.h"
+#include "units.h"
+
+namespace tp {
+
+struct RunInputs {
+  double tokens = 0;            // tokens to train
+  double tokens_per_step = 0;
+  Seconds step_time;            // failure-free time of one optimizer step
+  int gpus = 0;
+  int nodes = 0;
+  Watts gpu_power_busy;         // average power of one GPU while training (from the power model)
+  Watts host_power_per_node;    // node power excluding GPUs (costs.host_power_per_node overrides when > 0)
+  Bytes checkpoint_bytes;       // whole checkpoint (all ranks): weights + master + optimizer states
+  CostSpec costs;               // prices, PUE, carbon, failures (model/specs.h)
+};
+
+struct FailureModel {
+  Seconds job_mtbf;             // gpu_mtbf / gpus (independent exponential failures); +inf when disabled
+  Seconds checkpoint_write;     // checkpoint_bytes / checkpoint_bandwidth (0 when either is <= 0)
+  Seconds checkpoint_interval;  // Young/Daly optimum sqrt(2 * write * mtbf), capped to >= write
+  double expected_failures = 0; // over the run (total time with failures / job_mtbf)
+  Seconds lost_work;            // expected recomputation: failures * (interval/2 + write)
+  Seconds restart_time;         // failures * restart
+  Seconds checkpoint_overhead;  // (failure-free run / interval) * write
+  double goodput = 1.0;         // useful (failure-free) time / total time
+};
+
+struct RunTotals {
+  double steps = 0;             // ceil(tokens / tokens_per_step)
+  Seconds seconds;              // failure-free wall time: steps * step_time
+  Seconds seconds_with_failures;
+  double gpu_hours = 0;         // with failures
+  double gpu_hours_without_failures = 0;
+  Usd cost;                     // on-demand, with failures: gpu_hours * gpu_hour
+  Usd cost_without_failures;
+  Usd spot_cost;                // 0 when no spot price; with preemptions (fixed point T = T0/(1 - r t_lost))
+  Seconds spot_seconds;         // wall time on spot (with failures and preemptions); 0 when no spot price
+  Seconds lost_per_preemption;  // interval/2 + restart
+  double expected_preemptions = 0;  // over spot_seconds; 0 when no spot price
+  Watts host_power_per_node;    // the value used (costs override or RunInputs)
+  Watts facility_power;         // (gpus * gpu_power_busy + nodes * host_power) * PUE
+  double energy_kwh = 0;        // (gpus * gpu_power_busy + nodes * host_power) * time * PUE, time with failures
+  double energy_kwh_without_failures = 0;
+  double energy_cost_usd = 0;   // kWh * electricity
+  double co2_kg = 0;            // kWh * carbon
+  FailureModel failures;
+};
+
+RunTotals run_totals(const RunInputs& in);
+
+// The failure/checkpoint model alone for a failure-free wall time t0 on `gpus` GPUs.
+FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f);
+
+// Price of renting `gpus` GPUs for `wall`: gpus * wall[h] * gpu_hour.
+Usd rental_cost(int gpus, Seconds wall, Usd gpu_hour);
+
+// Facility energy in kWh: (gpus * gpu_power + nodes * host_power) * wall * pue.
+double facility_energy_kwh(int gpus, Watts gpu_power, int nodes, Watts host_power, Seconds wall, double pue);
+
+// Break-even number of preemptions where spot stops being cheaper (seed ex. 26.20):
+// n* = T_wall (p_od - p_spot) / (t_lost p_spot). Independent of the GPU count. +inf when spot is
+// free or nothing is lost per preemption; <= 0 when spot is not cheaper to begin with.
+double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_hour, Seconds lost_per_preemption);
+
+// Wall time inflated by preemptions at rate r per second with t_lost each: T = T0 / (1 - r t_lost)
+// (fixed point of T = T0 + r T t_lost, seed 26.21). +inf when r t_lost >= 1.
+Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption);
+
+}  // namespace tp

@@ -1,0 +1,285 @@
+#include "step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collectives.h"
+
+namespace tp {
+namespace {
+
+// The 16-bit peak used for attention (fp8 training keeps attention in bf16; fp32 uses TF32 cores
+// only when asked for).
+FlopRate attention_peak(const GpuSpec& g, Precision p) {
+  if (p == Precision::fp32) return g.peak_for(Precision::fp32);
+  if (p == Precision::tf32) return g.peak_for(Precision::tf32);
+  FlopRate bf16 = g.peak_for(Precision::bf16);
+  return bf16.value > 0 ? bf16 : g.peak_for(Precision::fp16);
+}
+
+double share(double v, TpSplit split, int tp, bool sp) {
+  switch (split) {
+    case TpSplit::none: return v;
+    case TpSplit::tp: return v / tp;
+    case TpSplit::seq_tp: return sp ? v / tp : v;
+  }
+  return v;
+}
+
+struct OpTimes {
+  double fwd = 0, bwd = 0;
+  double gemm_fwd = 0, gemm_bwd = 0;   // part spent in GEMMs (TP overlap window, weight-gradient share)
+  double attention = 0;                // fused attention forward (CP overlap window)
+  double attention_core_fwd = 0;       // what selective recompute repeats
+};
+
+struct Ctx {
+  const Scenario& s;
+  const HardwareProfile& hw;
+  int tp, cp;
+  bool sp;
+  double b;
+  double peak_gemm, peak_attn, bw;
+};
+
+OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
+  OpTimes t;
+  const double tokens = c.b * static_cast<double>(c.s.training.sequence_length) / c.cp;
+  const double launch = c.hw.kernel_launch.value;
+  const GemmCurve& curve = c.hw.gemm_for(c.s.training.precision);
+  for (const Op& op : ops) {
+    const double moved = share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
+                         c.b / c.cp;
+    const double mem_time = moved / c.bw;
+    switch (op.kind) {
+      case OpKind::gemm: {
+        const double split = op.flops_split == TpSplit::none ? 1.0 : c.tp;
+        const double flops = op.fwd_flops * c.b / c.cp / split;
+        const double eff = curve.efficiency(tokens, op.gemm_rows, op.gemm_cols / split);
+        const double fwd = std::max(flops / (c.peak_gemm * eff), mem_time) + launch;
+        const double bwd = std::max(op.bwd_flops * c.b / c.cp / split / (c.peak_gemm * eff), 2 * mem_time) + 2 * launch;
+        t.fwd += fwd;
+        t.bwd += bwd;
+        t.gemm_fwd += fwd;
+        t.gemm_bwd += bwd;
+        break;
+      }
+      case OpKind::attention_core: {
+        const bool fused = c.s.training.flash_attention;
+        // Causal masking: fused kernels skip the masked half of the score blocks.
+        const double causal = fused ? 0.5 : 1.0;
+        const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
+        const double eff_f = fused ? c.hw.attention_forward : c.hw.attention_unfused;
+        const double eff_b = fused ? c.hw.attention_backward : c.hw.attention_unfused;
+        const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
+        const double bwd = std::max(2.0 * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+        t.fwd += fwd;
+        t.bwd += bwd;
+        t.attention += fwd;
+        t.attention_core_fwd += fwd;
+        break;
+      }
+      default: {
+        if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
+        t.fwd += mem_time + launch;
+        t.bwd += 2 * mem_time + launch;
+        if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw) {
+  StepTime r;
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  Ctx c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
+        attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
+  const double m = static_cast<double>(e.micro_batches);
+  const double bpv = (t.precision == Precision::fp32 || t.precision == Precision::tf32) ? 4.0 : 2.0;
+  const double seq_local = static_cast<double>(t.sequence_length) / p.cp;
+
+  const OpTimes layer = time_ops(g.layer, c);
+  const OpTimes emb = time_ops(g.embedding, c);
+  const OpTimes head = time_ops(g.head, c);
+
+  // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
+  Topology topo = make_topology(s.cluster, hw.intra_node.bandwidth_efficiency, hw.inter_node.bandwidth_efficiency);
+  if (hw.intra_node.latency.value > 0) topo.intra.latency = hw.intra_node.latency;
+  if (hw.inter_node.latency.value > 0) topo.inter.latency = hw.inter_node.latency;
+  const int gpn = s.cluster.gpus_per_node;
+  const GroupShape tp_group = group_shape(p.tp, 1, gpn);
+  const GroupShape cp_group = group_shape(p.cp, p.tp, gpn);
+  const GroupShape ep_group = group_shape(p.ep, p.tp * p.cp, gpn);
+  const GroupShape dp_group = group_shape(p.dp * p.cp, p.tp, gpn);
+  const GroupShape pp_group = group_shape(2, p.tp * p.cp * p.dp, gpn);
+
+  // Per layer, per micro-batch communication.
+  const double act_bytes = c.b * seq_local * static_cast<double>(s.model.hidden) * bpv;
+  double tp_layer_f = 0, tp_layer_b = 0;
+  if (p.tp > 1) {
+    // Megatron: 2 all-reduces forward, 2 backward; with SP each becomes all-gather + reduce-scatter.
+    const double one = sp ? (collective_time(Collective::all_gather, Bytes(act_bytes), tp_group, topo).time +
+                             collective_time(Collective::reduce_scatter, Bytes(act_bytes), tp_group, topo).time).value
+                          : collective_time(Collective::all_reduce, Bytes(act_bytes), tp_group, topo).time.value;
+    tp_layer_f = 2 * one;
+    tp_layer_b = 2 * one;
+    if (p.overlap_tp_comm) {
+      tp_layer_f = std::max(0.0, tp_layer_f - layer.gemm_fwd);
+      tp_layer_b = std::max(0.0, tp_layer_b - layer.gemm_bwd);
+    }
+  }
+  double cp_layer_f = 0, cp_layer_b = 0;
+  if (p.cp > 1) {
+    // Ring attention: cp - 1 exchanges of the local K and V chunk, overlapped with attention compute.
+    const double kv = c.b * seq_local * 2.0 * s.model.kv_heads * s.model.head_dim / p.tp * bpv;
+    const double ring = (p.cp - 1) * collective_time(Collective::send_recv, Bytes(kv), cp_group, topo).time.value;
+    cp_layer_f = std::max(0.0, ring - layer.attention);
+    cp_layer_b = std::max(0.0, 2 * ring - 2 * layer.attention);
+  }
+  double ep_layer_f = 0, ep_layer_b = 0;
+  if (p.ep > 1 && s.model.moe.enabled()) {
+    // Token dispatch and combine: two all-to-alls forward, two backward (GShard / Megatron MoE).
+    const double routed = s.model.moe.top_k * act_bytes / (sp ? p.tp : 1);
+    const double a2a = collective_time(Collective::all_to_all, Bytes(routed), ep_group, topo).time.value;
+    ep_layer_f = 2 * a2a;
+    ep_layer_b = 2 * a2a;
+  }
+
+  // Recompute per layer (forward work repeated in the backward pass).
+  double recompute_layer = 0;
+  double recompute_comm = 0;
+  switch (p.recompute.mode) {
+    case RecomputeMode::none: break;
+    case RecomputeMode::selective: recompute_layer = layer.attention_core_fwd; break;
+    case RecomputeMode::full:
+    case RecomputeMode::every:
+      recompute_layer = layer.fwd;
+      recompute_comm = tp_layer_f + cp_layer_f + ep_layer_f;
+      break;
+  }
+
+  // Stage times per micro-batch.
+  std::vector<double> stage_total(static_cast<size_t>(p.pp));
+  double worst = -1;
+  double worst_f = 0, worst_b = 0, worst_compute = 0, worst_recompute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0;
+  double worst_wgrad = 0;
+  for (int i = 0; i < p.pp; ++i) {
+    const double L = p.layers_per_stage[static_cast<size_t>(i)];
+    double f = L * (layer.fwd + tp_layer_f + cp_layer_f + ep_layer_f);
+    double bwd = L * (layer.bwd + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm);
+    double compute = L * (layer.fwd + layer.bwd);
+    if (i == 0) {
+      f += emb.fwd;
+      bwd += emb.bwd;
+      compute += emb.fwd + emb.bwd;
+    }
+    if (i == p.pp - 1) {
+      f += head.fwd;
+      bwd += head.bwd;
+      compute += head.fwd + head.bwd;
+    }
+    stage_total[static_cast<size_t>(i)] = f + bwd;
+    if (f + bwd > worst) {
+      worst = f + bwd;
+      r.slowest_stage = i;
+      worst_f = f;
+      worst_b = bwd;
+      worst_compute = compute;
+      worst_recompute = L * recompute_layer;
+      worst_tp = L * (tp_layer_f + tp_layer_b + (recompute_comm > 0 ? tp_layer_f : 0));
+      worst_cp = L * (cp_layer_f + cp_layer_b + (recompute_comm > 0 ? cp_layer_f : 0));
+      worst_ep = L * (ep_layer_f + ep_layer_b + (recompute_comm > 0 ? ep_layer_f : 0));
+      worst_wgrad = 0.5 * L * layer.gemm_bwd;
+    }
+  }
+  r.forward_per_micro_batch = Seconds(worst_f);
+  r.backward_per_micro_batch = Seconds(worst_b);
+
+  // Pipeline: the slowest stage paces m micro-batches; the other stages' work is the fill and
+  // drain, divided by v for the interleaved schedule (Narayanan et al. 2021) and shrunk for
+  // ZB-H1, whose bubble is (p-1)(F + B - W) instead of (p-1)(F + B + W) (Qi et al. 2023).
+  double sum = 0;
+  for (double x : stage_total) sum += x;
+  const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
+  double fill = (sum - worst) / v;
+  if (p.schedule == Schedule::zb_h1 && worst > 0) fill *= std::max(0.0, worst - 2 * worst_wgrad) / worst;
+  double pp_exposed = 0;
+  if (p.pp > 1) {
+    const double boundary = act_bytes / (sp ? p.tp : 1);
+    const double hop = collective_time(Collective::send_recv, Bytes(boundary), pp_group, topo).time.value;
+    // Steady-state transfers overlap compute; the fill and drain chain pays one hop per stage
+    // boundary each way (v times more boundaries when interleaved).
+    pp_exposed = 2.0 * (p.pp - 1) * hop * v;
+  }
+  const double pipeline = m * worst + fill;
+
+  // Data-parallel gradient reduction and parameter gathers (ZeRO), with overlap windows.
+  const MemoryBreakdown& stage = e.stages[static_cast<size_t>(r.slowest_stage)];
+  const double params = stage.parameters;
+  const double grad_bytes = params * element_bytes(t.grad_precision);
+  const double weight_bytes = params * ((t.precision == Precision::fp32 || t.precision == Precision::tf32) ? 4.0 : 2.0);
+  double dp_exposed = 0;
+  if (dp_group.size > 1) {
+    const double reduce = p.zero == 0
+                              ? collective_time(Collective::all_reduce, Bytes(grad_bytes), dp_group, topo).time.value
+                              : collective_time(Collective::reduce_scatter, Bytes(grad_bytes), dp_group, topo).time.value;
+    const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
+    dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - worst_b) : reduce;
+    if (p.zero >= 1) {
+      const double gather = collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value;
+      dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
+    }
+    if (p.zero == 3) {
+      // Every micro-batch gathers the weights for forward and again for backward, prefetched a layer ahead.
+      const double gather = collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value;
+      const double per_mb = 2.0 * gather;
+      dp_exposed += m * (p.overlap_param_gather ? std::max(0.0, per_mb - (worst_f + worst_b)) : per_mb);
+    }
+  }
+
+  // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
+  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
+  const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
+  const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
+  double optimizer = shard * per_param / c.bw;
+  if (p.offload_optimizer == OffloadTarget::cpu) {
+    // Gradients go down and updated weights come up over PCIe; the CPU update itself at host
+    // memory speed (~100 GB/s per node, shared by the node's GPUs).
+    const double pcie = gpu.pcie.value > 0 ? gpu.pcie.value * hw.pcie_efficiency : 16e9;
+    const double host_bw = 100e9 / s.cluster.gpus_per_node;
+    optimizer = shard * (4.0 + 2.0) / pcie + shard * (2.0 * 16.0 + 4.0) / host_bw;
+  }
+
+  r.compute = Seconds(m * worst_compute);
+  r.recompute = Seconds(m * worst_recompute);
+  r.exposed.tp = Seconds(m * worst_tp);
+  r.exposed.cp = Seconds(m * worst_cp);
+  r.exposed.ep = Seconds(m * worst_ep);
+  r.exposed.pp = Seconds(pp_exposed);
+  r.exposed.dp = Seconds(dp_exposed);
+  r.bubble = Seconds(pipeline - m * worst);
+  r.optimizer = Seconds(optimizer);
+  r.step = Seconds(pipeline + pp_exposed + dp_exposed + optimizer);
+
+  const double gpus = s.gpus();
+  const double peak = gpu.peak_for(t.precision).value;
+  r.mfu = e.flops.model_per_step.value / (gpus * peak * r.step.value);
+  r.hfu = e.flops.hardware_per_step.value / (gpus * peak * r.step.value);
+  r.tflops_per_gpu = e.flops.model_per_step.value / (gpus * r.step.value) / 1e12;
+  r.tokens_per_second = e.tokens_per_step / r.step.value;
+  r.tokens_per_second_per_gpu = r.tokens_per_second / gpus;
+  // Power: idle plus the busy increment in proportion to the time the GPU computes.
+  const double busy = std::min(1.0, (r.compute + r.recompute).value / r.step.value);
+  const double busy_w = gpu.tdp.value * hw.busy_power_fraction;
+  r.gpu_power = Watts(hw.idle_power.value + (busy_w - hw.idle_power.value) * busy);
+  return r;
+}
+
+}  // namespace tp

@@ -1,0 +1,123 @@
+// The trainplan binary: library errors become exit code 1 with the message on stderr; a valid
+// run exits 0; `--format json` prints the public JSON contract (DESIGN.md, "Output", "CLI").
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CliErrors, MissingScenarioFileExitsOneAndNamesIt) {
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) / "trainplan-no-such-dir" / "nonexistent.yaml").string();
+  test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: "));
+  EXPECT_THAT(r.output, HasSubstr(path));
+}
+
+TEST(CliErrors, UnknownSetKeyExitsOneWithHint) {
+  test::RunResult r = test::run_trainplan("evaluate --set parallel.tpp=2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--set"));
+  EXPECT_THAT(r.output, HasSubstr("parallel.tpp"));
+  EXPECT_THAT(r.output, HasSubstr("did you mean 'tp'"));
+}
+
+TEST(CliErrors, MalformedSetExitsOne) {
+  test::RunResult r = test::run_trainplan("evaluate --set parallel.tp");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("expected key=value"));
+}
+
+TEST(CliErrors, ContradictorySetExitsOneNamingBothFields) {
+  test::RunResult r = test::run_trainplan("evaluate --set parallel.tp=3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("parallel.tp"));
+  EXPECT_THAT(r.output, HasSubstr("cluster.nodes"));
+}
+
+TEST(CliErrors, ScenarioFileErrorShowsFileLineColumn) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-bad.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: t\n"
+           "model: llama3.1-8b\n"
+           "cluster: {preset: dgx-h100, nodes: 1}\n"
+           "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+           "parallel: {tp: 2, pp: 2, schedule: 1f1c}\n";
+  }
+  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(path.string() + ":5:36: parallel.schedule: "));
+  EXPECT_THAT(r.output, HasSubstr("did you mean '1f1b'"));
+  std::filesystem::remove(path);
+}
+
+TEST(CliErrors, ValidScenarioFileExitsZero) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-good.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: t\n"
+           "model: llama3.1-8b\n"
+           "cluster: {preset: dgx-h100, nodes: 1}\n"
+           "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+           "parallel: {tp: 2, pp: 2}\n";
+  }
+  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("error")));
+  std::filesystem::remove(path);
+}
+
+TEST(CliErrors, DefaultScenarioExitsZero) {
+  test::RunResult r = test::run_trainplan("evaluate");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.output.empty());
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("error")));
+}
+
+TEST(CliErrors, UnknownFormatIsAUsageError) {
+  test::RunResult r = test::run_trainplan("evaluate --format xml");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 70) << r.output;  // not an internal error
+}
+
+TEST(CliErrors, JsonOutputParsesAndHasTheContractKeys) {
+  test::RunResult r = test::run_trainplan("evaluate --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(r.output)) << r.output;
+  ASSERT_TRUE(j.is_object());
+  ASSERT_TRUE(j.contains("feasible"));
+  EXPECT_TRUE(j.at("feasible").is_boolean());
+  ASSERT_TRUE(j.contains("parameters"));
+  ASSERT_TRUE(j.at("parameters").contains("total"));
+  EXPECT_TRUE(j.at("parameters").at("total").is_number());
+  // The default scenario trains Llama 3.1 70B: 70,553,706,496 parameters (models.yaml, published).
+  EXPECT_EQ(j.at("parameters").at("total").get<double>(), 70553706496.0);
+  ASSERT_TRUE(j.contains("memory"));
+  ASSERT_TRUE(j.at("memory").contains("per_gpu"));
+  ASSERT_TRUE(j.at("memory").at("per_gpu").contains("total"));
+  EXPECT_TRUE(j.at("memory").at("per_gpu").at("total").is_number());
+  EXPECT_GT(j.at("memory").at("per_gpu").at("total").get<double>(), 0.0);
+}
+
+TEST(CliErrors, JsonOutputFollowsSet) {
+  test::RunResult r = test::run_trainplan("evaluate --format json --set model=llama3.1-8b --set parallel.tp=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j.at("parameters").at("total").get<double>(), 8030261248.0);  // models.yaml, llama3.1-8b
+}
+
+}  // namespace
+}  // namespace tp

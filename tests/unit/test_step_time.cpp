@@ -1,0 +1,78 @@
+// Step-time model: closed forms of the pipeline schedules and monotonic properties.
+// Oracles: bubble of GPipe/1F1B = (p - 1)/m of the ideal time, interleaved (p - 1)/(v m)
+// (Narayanan et al. 2021, sec. 2.2); ZB-H1 (p - 1)(F + B - W) instead of (p - 1)(F + B + W)
+// (Qi et al. 2023, sec. 3); with uniform stages and no communication the step is (m + p - 1)(f + b).
+#include <gtest/gtest.h>
+
+#include "plan.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+// Uniform stages: 32 layers on 4 stages, no embedding/head imbalance is avoided by comparing
+// bubbles, not absolute times; communication-free by using one GPU per stage and pp only.
+const char* kBase =
+    "model: {layers: 32, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000, activation: gelu}\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 4}\n"
+    "training: {sequence_length: 2048, global_batch: 16, micro_batch: 1}\n"
+    "parallel: {tp: 1, pp: 4, zero: 0, recompute: none}\n";
+
+Plan plan_of(const std::vector<std::string>& sets) {
+  Scenario s = test::scenario(kBase, sets);
+  return make_plan(s, default_profile(s.cluster.gpu));
+}
+
+TEST(StepTime, BubbleMatchesTheScheduleClosedForms) {
+  const double m = 16, p = 4;
+  Plan one = plan_of({"parallel.schedule=1f1b"});
+  Plan gpipe = plan_of({"parallel.schedule=gpipe"});
+  Plan inter = plan_of({"parallel.schedule=interleaved", "parallel.vpp=2"});
+  // Bubble relative to the paced compute m (f + b) of the slowest stage; the first and last
+  // stages carry the embedding and the head, so the ratio is close to, and at most, (p-1)/m.
+  const double paced = one.time.step.value - one.time.bubble.value - one.time.exposed.total().value - one.time.optimizer.value;
+  EXPECT_NEAR(one.time.bubble.value / paced, (p - 1) / m, 0.02);
+  EXPECT_LE(one.time.bubble.value / paced, (p - 1) / m + 1e-12);
+  EXPECT_DOUBLE_EQ(gpipe.time.bubble.value, one.time.bubble.value);
+  EXPECT_NEAR(inter.time.bubble.value / one.time.bubble.value, 0.5, 1e-9);
+  Plan zb = plan_of({"parallel.schedule=zb-h1"});
+  EXPECT_LT(zb.time.bubble.value, 0.5 * one.time.bubble.value);
+}
+
+TEST(StepTime, FasterLinksNeverSlowAStep) {
+  const std::vector<std::string> layouts[] = {{"parallel.pp=1", "parallel.tp=4"}, {"parallel.pp=2", "parallel.tp=2"}};
+  for (const auto& layout : layouts) {
+    std::vector<std::string> slow = layout, fast = layout;
+    slow.push_back("cluster.intra_node={bandwidth: 100 GB/s, latency: 5 us}");
+    fast.push_back("cluster.intra_node={bandwidth: 900 GB/s, latency: 2 us}");
+    EXPECT_LE(plan_of(fast).time.step.value, plan_of(slow).time.step.value);
+  }
+}
+
+TEST(StepTime, MoreGpusAtFixedPerGpuWorkNeverLowerTotalFlops) {
+  Plan small = plan_of({"parallel.pp=1", "cluster.gpus_per_node=2", "training.global_batch=16"});
+  Plan large = plan_of({"parallel.pp=1", "cluster.gpus_per_node=4", "training.global_batch=32"});
+  EXPECT_GE(large.estimate.flops.model_per_step.value, small.estimate.flops.model_per_step.value);
+  EXPECT_NEAR(large.time.tflops_per_gpu / small.time.tflops_per_gpu, 1.0, 0.05);
+}
+
+TEST(StepTime, ThroughputAndMfuAreConsistent) {
+  Plan p = plan_of({});
+  const double gpus = 4;
+  EXPECT_NEAR(p.time.tokens_per_second, 16 * 2048 / p.time.step.value, 1e-6);
+  EXPECT_NEAR(p.time.mfu, p.estimate.flops.model_per_step.value / (gpus * 989.4e12 * p.time.step.value), 1e-9);
+  EXPECT_GT(p.time.hfu, 0.0);
+  EXPECT_LT(p.time.mfu, 1.0);
+  // Run totals use the step time: steps x step = failure-free seconds.
+  EXPECT_NEAR(p.run.seconds.value, p.run.steps * p.time.step.value, 1e-6 * p.run.seconds.value);
+}
+
+TEST(StepTime, OverlapHidesDataParallelReduce) {
+  Plan hidden = plan_of({"parallel.pp=1", "parallel.overlap={grad_reduce: true, param_gather: true}"});
+  Plan exposed = plan_of({"parallel.pp=1", "parallel.overlap={grad_reduce: false, param_gather: false}"});
+  EXPECT_LT(hidden.time.exposed.dp.value, exposed.time.exposed.dp.value);
+  EXPECT_GT(exposed.time.exposed.dp.value, 0.0);
+}
+
+}  // namespace
+}  // namespace tp
