@@ -186,6 +186,17 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
       compute += head.fwd + head.bwd;
     }
     stage_total[static_cast<size_t>(i)] = f + bwd;
+    StageTiming st;
+    const double wgrad = 0.5 * L * layer.gemm_bwd;
+    const double comm_f = L * (tp_layer_f + cp_layer_f + ep_layer_f);
+    const double comm_b = L * (tp_layer_b + cp_layer_b + ep_layer_b + recompute_comm);
+    st.forward = Seconds(f - comm_f);
+    st.recompute = Seconds(L * recompute_layer);
+    st.backward_weight = Seconds(wgrad);
+    st.backward_input = Seconds(bwd - comm_b - L * recompute_layer - wgrad);
+    st.comm_forward = Seconds(comm_f);
+    st.comm_backward = Seconds(comm_b);
+    r.stages.push_back(st);
     if (f + bwd > worst) {
       worst = f + bwd;
       r.slowest_stage = i;
@@ -217,6 +228,7 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
     // Steady-state transfers overlap compute; the fill and drain chain pays one hop per stage
     // boundary each way (v times more boundaries when interleaved).
     pp_exposed = 2.0 * (p.pp - 1) * hop * v;
+    r.p2p_hop = Seconds(hop);
   }
   const double pipeline = m * worst + fill;
 
@@ -232,9 +244,12 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
                               : collective_time(Collective::reduce_scatter, Bytes(grad_bytes), dp_group, topo).time.value;
     const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
     dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - worst_b) : reduce;
+    r.dp_reduce = Seconds(reduce);
+    r.dp_buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
     if (p.zero >= 1) {
       const double gather = collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value;
       dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
+      r.dp_gather = Seconds(gather);
     }
     if (p.zero == 3) {
       // Every micro-batch gathers the weights for forward and again for backward, prefetched a layer ahead.
@@ -257,6 +272,7 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
     optimizer = shard * (4.0 + 2.0) / pcie + shard * (2.0 * 16.0 + 4.0) / host_bw;
   }
 
+  r.optimizer_step = Seconds(optimizer);
   r.compute = Seconds(m * worst_compute);
   r.recompute = Seconds(m * worst_recompute);
   r.exposed.tp = Seconds(m * worst_tp);

@@ -8,11 +8,24 @@
 #include "op_graph.h"
 #include "specs.h"
 
+#include <vector>
+
 namespace tp {
 
 struct ExposedComm {
   Seconds tp, cp, ep, pp, dp;
   Seconds total() const { return tp + cp + ep + pp + dp; }
+};
+
+// Durations of one pipeline stage for ONE micro-batch (the simulator's task durations).
+struct StageTiming {
+  Seconds forward;          // compute of the forward pass (embedding/head included on first/last stage)
+  Seconds backward_input;   // input-gradient part of the backward pass
+  Seconds backward_weight;  // weight-gradient GEMMs (deferred by zero-bubble schedules)
+  Seconds recompute;        // forward recomputation before the backward pass
+  Seconds comm_forward;     // exposed TP/CP/EP communication of the forward pass
+  Seconds comm_backward;    // likewise for the backward pass (and the recompute)
+  Seconds total() const { return forward + backward_input + backward_weight + recompute + comm_forward + comm_backward; }
 };
 
 struct StepTime {
@@ -31,6 +44,14 @@ struct StepTime {
   double tokens_per_second = 0;
   double tokens_per_second_per_gpu = 0;
   Watts gpu_power;  // average per GPU over the step (power model of the profile)
+
+  // Inputs of the event simulator: per-stage micro-batch durations and the step-level transfers.
+  std::vector<StageTiming> stages;
+  Seconds p2p_hop;           // one activation (or gradient) transfer between adjacent stages
+  Seconds dp_reduce;         // gradient reduce (all-reduce or reduce-scatter) of the slowest stage, unoverlapped
+  Seconds dp_gather;         // parameter all-gather after the optimizer (ZeRO >= 1), unoverlapped
+  int dp_buckets = 1;        // gradient buckets the reduce is split into
+  Seconds optimizer_step;    // = optimizer
 };
 
 StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw);
