@@ -23,6 +23,18 @@ int main(int argc, char** argv) {
   catalog->add_option("what", catalog_what, "gpus, models or clusters (default: all)");
   catalog->add_option("--format", catalog_format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
+  tp::SweepCommandOptions sweep_opts;
+  CLI::App* sweep = app.add_subcommand("sweep", "Evaluate a grid of layouts; rank, Pareto fronts, rejections");
+  sweep->add_option("input", sweep_opts.input, "Scenario YAML or sweep YAML (default: the built-in scenario)");
+  sweep->add_option("--grid", sweep_opts.grids, "key=v1,v2,... | key=lo..hi | key=lo..hi:pow2 | parallel=auto");
+  sweep->add_option("--set", sweep_opts.sets, "Override a key of the base scenario (repeatable)");
+  sweep->add_option("--objective", sweep_opts.objective, "time | cost | energy | tokens_per_gpu | mfu");
+  sweep->add_option("--top", sweep_opts.top, "How many of the best points to show (default 10)");
+  sweep->add_option("--csv", sweep_opts.csv, "Write the kept points (or all with --csv-all) to a CSV file");
+  sweep->add_flag("--csv-all", sweep_opts.csv_all, "With --csv: every evaluated point");
+  sweep->add_option("--format", sweep_opts.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  sweep->add_option("--threads", sweep_opts.threads, "Worker threads (default: all cores)");
+
   std::string validation_dir = TRAINPLAN_VALIDATION_DIR;
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
   validate->add_option("--dir", validation_dir, "Folder with index.yaml and the validation scenarios");
@@ -37,6 +49,7 @@ int main(int argc, char** argv) {
     if (evaluate->parsed()) return tp::run_evaluate(eval);
     if (catalog->parsed()) return tp::run_catalog(catalog_what, catalog_format);
     if (validate->parsed()) return tp::run_validate(validation_dir);
+    if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
   } catch (const tp::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -46,7 +46,7 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
                                {"stage", v.stage},
                                {"needed_bytes", v.needed},
                                {"available_bytes", v.available},
-                               {"message", v.message},
+                               {"message", violation_message(v)},
                                {"fixes", v.fixes}});
   }
   j["parameters"] = {{"total", e.parameters_total}, {"per_gpu", e.parameters_per_gpu}, {"active", e.parameters_active}};

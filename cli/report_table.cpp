@@ -105,7 +105,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   } else {
     out << "  Verdict     DOES NOT FIT\n";
     for (const auto& v : e.violations) {
-      out << "    - " << v.message << "\n";
+      out << "    - " << violation_message(v) << "\n";
       if (!v.fixes.empty()) {
         out << "      try: ";
         for (size_t i = 0; i < v.fixes.size(); ++i) out << (i ? ", or " : "") << v.fixes[i];

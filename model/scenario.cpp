@@ -239,7 +239,7 @@ YAML::Node load_yaml_file(const std::string& path) {
   }
 }
 
-Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog) {
+Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog, bool check) {
   MapReader r(root, "", file);
   Scenario s;
   s.source = file;
@@ -280,7 +280,7 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
 
   std::vector<Problem> problems = resolve_layout(s);
   if (problems.empty()) problems = check_scenario(s, true);
-  if (!problems.empty()) {
+  if (!problems.empty() && check) {
     const Problem& p = problems.front();
     std::string message = p.message;
     if (!p.other_field.empty()) message += " (conflicts with " + p.other_field + ")";

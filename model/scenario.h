@@ -28,7 +28,9 @@ YAML::Node load_yaml_file(const std::string& path);
 // (model: llama3.1-70b) becomes {preset: name} so that its fields can be overridden.
 void apply_override(YAML::Node root, const std::string& assignment);
 
-// Builds a Scenario from an already parsed YAML tree; `file` labels messages.
-Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog);
+// Builds a Scenario from an already parsed YAML tree; `file` labels messages. With `check` false the
+// cross-field rules are not enforced (a sweep checks every point itself and counts what fails).
+Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog,
+                            bool check = true);
 
 }  // namespace tp

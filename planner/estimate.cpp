@@ -133,6 +133,15 @@ Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
   return Bytes(0);
 }
 
+std::string violation_message(const Violation& v) {
+  if (v.kind == Violation::Kind::host_memory) {
+    return "offloaded states need " + format_bytes(v.needed) + " of host RAM per node but a node has " +
+           format_bytes(v.available);
+  }
+  return "stage " + std::to_string(v.stage) + " needs " + format_bytes(v.needed) + " per GPU but " +
+         format_bytes(v.available) + " is usable (" + format_bytes(v.needed - v.available) + " more needed)";
+}
+
 Estimate estimate(const Scenario& s) {
   return estimate(s, build_op_graph(s.model, s.training.sequence_length, s.training.precision,
                                     s.training.flash_attention));
@@ -153,7 +162,7 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
   for (const Op& op : g.layer) {
     if (op.expert) expert_per_layer += op.params_split + op.params_replicated;
   }
-  e.parameters_total = total_parameters(s.model);
+  e.parameters_total = total_parameters(g, s.model.layers);
   e.parameters_active = e.parameters_total;
   if (s.model.moe.enabled()) {
     const double idle = 1.0 - static_cast<double>(s.model.moe.top_k) / s.model.moe.experts;
@@ -309,8 +318,6 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
     v.stage = e.memory.stage;
     v.needed = e.memory.total.value;
     v.available = e.usable.value;
-    v.message = "stage " + std::to_string(v.stage) + " needs " + format_bytes(v.needed) + " per GPU but " +
-                format_bytes(v.available) + " is usable (" + format_bytes(v.needed - v.available) + " more needed)";
     e.violations.push_back(std::move(v));
   }
   if (s.cluster.host_memory.value > 0 && e.host_per_node > s.cluster.host_memory) {
@@ -318,8 +325,6 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
     v.kind = Violation::Kind::host_memory;
     v.needed = e.host_per_node.value;
     v.available = s.cluster.host_memory.value;
-    v.message = "offloaded states need " + format_bytes(v.needed) + " of host RAM per node but a node has " +
-                format_bytes(v.available);
     e.violations.push_back(std::move(v));
   }
   e.feasible = e.violations.empty();

@@ -29,9 +29,12 @@ struct Violation {
   int stage = 0;
   double needed = 0;     // bytes
   double available = 0;  // bytes
-  std::string message;   // what, and by how much
   std::vector<std::string> fixes;  // filled by suggest_fixes(), not by estimate()
 };
+
+// "stage 1 needs 88.69 GiB per GPU but 80.00 GiB is usable (8.69 GiB more needed)". Built on demand:
+// estimate() stays free of string work for sweeps.
+std::string violation_message(const Violation& v);
 
 struct FlopCounts {
   Flop model_per_step;     // forward + backward, no recompute (MFU numerator)

@@ -198,14 +198,15 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   return g;
 }
 
-double total_parameters(const ModelSpec& m) {
-  OpGraph g = build_op_graph(m, 1, Precision::bf16, true);
+double total_parameters(const OpGraph& g, int layers) {
   auto sum = [](const std::vector<Op>& ops) {
     double p = 0;
     for (const Op& op : ops) p += op.params_split + op.params_replicated;
     return p;
   };
-  return sum(g.embedding) + static_cast<double>(m.layers) * sum(g.layer) + sum(g.head);
+  return sum(g.embedding) + static_cast<double>(layers) * sum(g.layer) + sum(g.head);
 }
+
+double total_parameters(const ModelSpec& m) { return total_parameters(build_op_graph(m, 1, Precision::bf16, true), m.layers); }
 
 }  // namespace tp

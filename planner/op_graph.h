@@ -61,5 +61,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
 
 // Exact parameter count of the model (embeddings counted once when tied).
 double total_parameters(const ModelSpec& m);
+// The same from a graph already built for the model.
+double total_parameters(const OpGraph& g, int layers);
 
 }  // namespace tp

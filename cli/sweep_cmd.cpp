@@ -1,0 +1,238 @@
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "errors.h"
+#include "format_units.h"
+#include "scenario.h"
+#include "sweep.h"
+#include "sweep_spec.h"
+
+namespace tp {
+namespace {
+
+// Every combination of the slow axes' values, applied to the base document.
+std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>& slow) {
+  std::vector<SweepBase> bases;
+  std::vector<size_t> digits(slow.size(), 0);
+  while (true) {
+    YAML::Node doc = YAML::Clone(spec.base);
+    std::string label;
+    for (size_t i = 0; i < slow.size(); ++i) {
+      const std::string& v = slow[i].values[digits[i]];
+      apply_override(doc, slow[i].key + "=" + v);
+      label += (label.empty() ? "" : " ") + slow[i].key + "=" + v;
+    }
+    SweepBase b;
+    b.label = label;
+    b.scenario = scenario_from_yaml(doc, spec.base_file, Catalog::builtin(), false);
+    b.profile = profile_for(b.scenario);
+    bases.push_back(std::move(b));
+    size_t j = 0;
+    for (; j < digits.size(); ++j) {
+      if (++digits[j] < slow[j].values.size()) break;
+      digits[j] = 0;
+    }
+    if (j == digits.size()) break;
+  }
+  return bases;
+}
+
+std::string rc_label(const SweepPoint& p) {
+  switch (p.recompute) {
+    case RecomputeMode::none: return "none";
+    case RecomputeMode::selective: return "sel";
+    case RecomputeMode::full: return "full";
+    case RecomputeMode::every: return "every" + std::to_string(p.recompute_every);
+  }
+  return "?";
+}
+
+std::string layout_label(const SweepPoint& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "tp%d pp%d dp%d cp%d ep%d v%d %s z%d %s mb%lld", p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
+                to_string(p.schedule), p.zero, rc_label(p).c_str(), static_cast<long long>(p.micro_batch));
+  return buf;
+}
+
+// Values of the grid axes that the layout columns do not show.
+std::string extra_label(const SweepPoint& p, const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes) {
+  std::string out = bases[static_cast<size_t>(p.block)].label;
+  for (size_t i = 0; i < axes.size() && i < p.fast_values.size(); ++i) {
+    if (axes[i].key.rfind("parallel.", 0) == 0 || axes[i].key == "training.micro_batch") continue;
+    out += (out.empty() ? "" : " ") + axes[i].key + "=" + axes[i].labels[p.fast_values[i]];
+  }
+  return out;
+}
+
+void print_points(const char* title, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
+                  const std::vector<FastAxis>& axes) {
+  std::printf("\n%s\n", title);
+  std::printf("  %4s  %-46s %6s %9s %9s %6s %9s %14s %11s  %s\n", "#", "layout", "GPUs", "mem[GiB]", "step[s]", "MFU%",
+              "days", "cost[USD]", "energy[MWh]", "other");
+  int rank = 0;
+  for (const auto& p : points) {
+    std::printf("  %4d  %-46s %6d %9.2f %9.3f %6.1f %9.2f %14.0f %11.1f  %s\n", ++rank, layout_label(p).c_str(), p.gpus,
+                p.memory / kGiB, p.step, 100 * p.mfu, p.run_seconds / 86400.0, p.cost, p.energy_kwh / 1000.0,
+                extra_label(p, bases, axes).c_str());
+  }
+}
+
+nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes) {
+  return {{"index", p.index},
+          {"status", to_string(p.status)},
+          {"layout",
+           {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
+            {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"recompute", rc_label(p)},
+            {"micro_batch", p.micro_batch}}},
+          {"other", extra_label(p, bases, axes)},
+          {"gpus", p.gpus},
+          {"nodes", p.nodes},
+          {"memory_bytes", p.memory},
+          {"step_seconds", p.step},
+          {"mfu", p.mfu},
+          {"tokens_per_second_per_gpu", p.tokens_per_gpu},
+          {"run_seconds", p.run_seconds},
+          {"cost_usd", p.cost},
+          {"energy_kwh", p.energy_kwh}};
+}
+
+void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
+               const std::vector<FastAxis>& axes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw IoError("cannot write " + path);
+    out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,recompute,micro_batch,gpus,nodes,memory_bytes,step_seconds,"
+           "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
+    for (const auto& p : points) {
+      out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
+          << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << rc_label(p) << ","
+          << p.micro_batch << "," << p.gpus << "," << p.nodes << "," << p.memory << "," << p.step << "," << p.mfu << ","
+          << p.tokens_per_gpu << "," << p.run_seconds << "," << p.cost << "," << p.energy_kwh << ",\""
+          << extra_label(p, bases, axes) << "\"\n";
+    }
+    if (!out) throw IoError("cannot write " + path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path);
+}
+
+void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
+  const double frac = total ? static_cast<double>(done) / total : 1.0;
+  const int width = 30;
+  const int filled = static_cast<int>(frac * width);
+  const double rate = seconds > 0 ? done / seconds : 0;
+  const double eta = rate > 0 ? (total - done) / rate : 0;
+  std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %s points/s  ETA %.0f s ", filled, "==============================",
+               width - filled, "", 100 * frac, format_count(rate).c_str(), eta);
+  if (done >= total) std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepCommandOptions& o) {
+  SweepSpec spec;
+  bool from_file = false;
+  if (!o.input.empty()) {
+    YAML::Node doc = load_yaml_file(o.input);
+    from_file = is_sweep_document(doc);
+  }
+  if (from_file) {
+    spec = load_sweep_file(o.input);
+    for (const auto& s : o.sets) apply_override(spec.base, s);
+    SweepSpec extra = sweep_from_cli("", {}, o.grids);
+    for (auto& a : extra.axes) spec.axes.push_back(a);
+    spec.parallel_auto = spec.parallel_auto || extra.parallel_auto;
+  } else {
+    spec = sweep_from_cli(o.input, o.sets, o.grids);
+  }
+  if (!o.objective.empty()) spec.objective = parse_objective(o.objective, {"--objective", 0, 0}, "objective");
+  if (o.top > 0) spec.top = o.top;
+  if (spec.axes.empty() && !spec.parallel_auto) {
+    throw InputError({"command line", 0, 0}, "--grid",
+                     "nothing to sweep: give --grid key=v1,v2,... or --grid parallel=auto (or grid: in a sweep file)");
+  }
+
+  std::vector<Axis> slow;
+  std::vector<FastAxis> fast;
+  for (const auto& a : spec.axes) {
+    if (is_fast_key(a.key)) fast.push_back(make_fast_axis(a));
+    else slow.push_back(a);
+  }
+  const std::vector<SweepBase> bases = make_bases(spec, slow);
+
+  SweepOptions options;
+  options.threads = o.threads;
+  options.keep_all = o.csv_all || o.format == "json_all";
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  if (tty) {
+    options.progress = [started](std::uint64_t done, std::uint64_t total) {
+      progress_bar(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    };
+  }
+  SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, spec.top, options);
+
+  if (!o.csv.empty()) {
+    std::vector<SweepPoint> kept = options.keep_all ? r.all : r.top;
+    if (!options.keep_all) {
+      for (const auto& p : r.pareto_cost) kept.push_back(p);
+      for (const auto& p : r.pareto_gpus) kept.push_back(p);
+      std::sort(kept.begin(), kept.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+      kept.erase(std::unique(kept.begin(), kept.end(),
+                             [](const SweepPoint& a, const SweepPoint& b) { return a.index == b.index; }),
+                 kept.end());
+    }
+    write_csv(o.csv, kept, bases, fast);
+  }
+
+  if (o.format == "json") {
+    nlohmann::json j;
+    j["objective"] = to_string(spec.objective);
+    j["points"] = {{"total", r.total}, {"feasible", r.feasible}, {"out_of_memory", r.out_of_memory},
+                   {"indivisible", r.indivisible}, {"constraint", r.constrained}};
+    j["seconds"] = r.seconds;
+    j["rejections"] = nlohmann::json::object();
+    for (const auto& [k, v] : r.reasons) j["rejections"][k] = v;
+    for (auto [name, list] : {std::pair{"top", &r.top}, std::pair{"pareto_time_cost", &r.pareto_cost},
+                              std::pair{"pareto_time_gpus", &r.pareto_gpus}, std::pair{"nearest_misses", &r.nearest_misses}}) {
+      j[name] = nlohmann::json::array();
+      for (const auto& p : *list) j[name].push_back(point_json(p, bases, fast));
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
+                format_count(static_cast<double>(r.total)).c_str(), r.seconds,
+                format_count(r.total / std::max(r.seconds, 1e-9)).c_str(), to_string(spec.objective));
+    std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu\n",
+                static_cast<unsigned long long>(r.feasible), static_cast<unsigned long long>(r.out_of_memory),
+                static_cast<unsigned long long>(r.indivisible), static_cast<unsigned long long>(r.constrained));
+    if (!r.top.empty()) print_points("Best layouts", r.top, bases, fast);
+    if (!r.pareto_cost.empty()) print_points("Pareto front: run time vs cost", r.pareto_cost, bases, fast);
+    if (!r.pareto_gpus.empty()) print_points("Pareto front: run time vs GPUs", r.pareto_gpus, bases, fast);
+    if (!r.reasons.empty()) {
+      std::printf("\nRejected (by reason)\n");
+      for (const auto& [k, v] : r.reasons) std::printf("  %10llu  %s\n", static_cast<unsigned long long>(v), k.c_str());
+    }
+    if (!r.nearest_misses.empty()) {
+      std::printf("\nNearest misses (out of memory, closest to fitting)\n");
+      for (const auto& p : r.nearest_misses) {
+        std::printf("  %-46s needs %s of %s  %s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
+                    format_bytes(p.capacity).c_str(), extra_label(p, bases, fast).c_str());
+      }
+    }
+  }
+  if (r.feasible == 0) {
+    std::cerr << "error: no feasible point among " << r.total << " (" << r.out_of_memory << " out of memory, "
+              << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints)\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace tp

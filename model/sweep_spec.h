@@ -1,0 +1,58 @@
+// A sweep: a base scenario, grid axes (key -> values), an objective, constraints and how many of
+// the best points to keep. From the command line (--grid key=v1,v2 ...) or a sweep YAML file.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "errors.h"
+
+namespace tp {
+
+enum class Objective { time, cost, energy, tokens_per_gpu, mfu };
+const char* to_string(Objective o);
+
+struct Constraints {
+  int max_gpus = 0;         // 0 = none
+  int max_nodes = 0;        // "must fit on N nodes"
+  double budget_usd = 0;    // run cost
+  double deadline_s = 0;    // run wall time (with failures)
+  double memory_headroom = -1;  // capacity fraction kept free; < 0 = the scenario's memory.headroom
+};
+
+struct Axis {
+  std::string key;                  // dotted scenario key, e.g. parallel.tp
+  std::vector<std::string> values;  // as YAML scalars, e.g. "4", "selective", "{every: 4}"
+  SourceLocation where;
+};
+
+struct SweepSpec {
+  YAML::Node base;        // the base scenario document
+  std::string base_file;  // for messages
+  std::vector<Axis> axes;
+  bool parallel_auto = false;  // parallel: auto
+  Objective objective = Objective::time;
+  Constraints constraints;
+  int top = 10;
+};
+
+// Expands one axis value list: "1,2,4,8", "1..16" (integers), "1..64:pow2" (powers of two in range),
+// or plain words "none,selective,full". Throws InputError naming `field`.
+std::vector<std::string> expand_values(const std::string& text, const SourceLocation& where, const std::string& field);
+
+// --grid "key=values" (repeatable) on top of a scenario file (or the default scenario when empty).
+SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std::string>& sets,
+                         const std::vector<std::string>& grids);
+
+// A sweep YAML: base: <file or inline scenario>, grid: {key: values | list, parallel: auto},
+// objective:, constraints: {max_gpus, max_nodes, budget, deadline, memory_headroom}, top:.
+SweepSpec load_sweep_file(const std::string& path);
+
+// True when the YAML document looks like a sweep file (has `grid:` or `base:`).
+bool is_sweep_document(const YAML::Node& root);
+
+Objective parse_objective(const std::string& text, const SourceLocation& where, const std::string& field);
+
+}  // namespace tp

@@ -1,0 +1,223 @@
+// The sweep: parallel: auto enumeration, ranking against brute force, Pareto fronts, determinism
+// across thread counts and rejection accounting. Oracles: a hand-listed mesh set and brute-force
+// evaluation with make_plan written in the test.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "checks.h"
+#include "mesh.h"
+#include "plan.h"
+#include "sweep.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+const char* kSmall =
+    "model: {layers: 4, hidden: 512, heads: 4, ffn_hidden: 2048, vocab: 1000, activation: gelu}\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 4}\n"
+    "training: {sequence_length: 1024, global_batch: 8, micro_batch: 1, tokens: 1 G}\n"
+    "parallel: {tp: 1, pp: 1}\n";
+
+TEST(SweepAuto, MeshesOfFourGpusEqualTheHandListedSet) {
+  Scenario s = test::scenario(kSmall);
+  std::vector<LayoutChoice> all = auto_layouts(s);
+  std::set<std::tuple<int, int, int, int, int>> meshes;  // tp, pp, cp, vpp, schedule
+  for (const auto& c : all) meshes.insert({c.tp, c.pp, c.cp, c.vpp, static_cast<int>(c.schedule)});
+  const int f1b = static_cast<int>(Schedule::one_f_one_b), gp = static_cast<int>(Schedule::gpipe),
+            zb = static_cast<int>(Schedule::zb_h1), il = static_cast<int>(Schedule::interleaved);
+  // tp x pp x cp dividing 4 GPUs (tp | 4 heads, pp | 4 layers, 1024 % 2cp == 0):
+  std::set<std::tuple<int, int, int, int, int>> expected = {
+      {1, 1, 1, 1, f1b}, {1, 1, 2, 1, f1b}, {1, 1, 4, 1, f1b}, {2, 1, 1, 1, f1b}, {2, 1, 2, 1, f1b}, {4, 1, 1, 1, f1b},
+      // pp 2: 1F1B, GPipe, ZB-H1 and interleaved with v = 2 (4 layers = 2 stages x 2 chunks)
+      {1, 2, 1, 1, f1b}, {1, 2, 1, 1, gp}, {1, 2, 1, 1, zb}, {1, 2, 1, 2, il},
+      {1, 2, 2, 1, f1b}, {1, 2, 2, 1, gp}, {1, 2, 2, 1, zb}, {1, 2, 2, 2, il},
+      {2, 2, 1, 1, f1b}, {2, 2, 1, 1, gp}, {2, 2, 1, 1, zb}, {2, 2, 1, 2, il},
+      // pp 4: one layer per stage, no interleaving
+      {1, 4, 1, 1, f1b}, {1, 4, 1, 1, gp}, {1, 4, 1, 1, zb}};
+  EXPECT_EQ(meshes, expected);
+}
+
+TEST(SweepAuto, EveryChoiceIsValidAndUnique) {
+  Scenario base = test::scenario(kSmall);
+  std::vector<LayoutChoice> all = auto_layouts(base);
+  std::set<std::tuple<int, int, int, int, int, int, int, int, long long, bool>> seen;
+  for (const auto& c : all) {
+    auto key = std::make_tuple(c.tp, c.pp, c.cp, c.ep, c.vpp, static_cast<int>(c.schedule), c.zero,
+                               static_cast<int>(c.recompute), static_cast<long long>(c.micro_batch), c.sequence_parallel);
+    EXPECT_TRUE(seen.insert(key).second) << "duplicate choice";
+    Scenario s = base;
+    apply_layout(s, c);
+    ASSERT_TRUE(resolve_layout(s).empty());
+    EXPECT_TRUE(check_scenario(s, true).empty()) << check_scenario(s, true).front().message;
+  }
+  // ZeRO-3 only without pipelining; micro-batches divide the per-replica batch.
+  for (const auto& c : all) {
+    if (c.pp > 1) {
+      EXPECT_LT(c.zero, 3);
+    }
+    EXPECT_EQ((8 / (4 / (c.tp * c.pp * c.cp))) % c.micro_batch, 0);
+  }
+}
+
+std::vector<FastAxis> axes_of(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::vector<FastAxis> out;
+  for (const auto& [k, v] : kv) {
+    Axis a;
+    a.key = k;
+    a.values = expand_values(v, {"test", 0, 0}, k);
+    out.push_back(make_fast_axis(a));
+  }
+  return out;
+}
+
+SweepResult run(const Scenario& s, const std::vector<FastAxis>& axes, bool auto_layout, int threads,
+                Constraints c = {}, bool keep_all = false, Objective o = Objective::time) {
+  SweepOptions opt;
+  opt.threads = threads;
+  opt.keep_all = keep_all;
+  return run_sweep({SweepBase{"", s, profile_for(s)}}, axes, auto_layout, o, c, 5, opt);
+}
+
+const char* kMedium =
+    "model: llama3.1-8b\n"
+    "cluster: {preset: dgx-h100, nodes: 2}\n"
+    "training: {sequence_length: 8192, global_batch: 64, micro_batch: 1, tokens: 100 G}\n"
+    "parallel: {tp: 1, pp: 1}\n";
+
+TEST(SweepEngine, BestEqualsBruteForce) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"parallel.tp", "1,2,4,8"}, {"parallel.pp", "1,2,4"}, {"parallel.zero", "0..2"},
+                       {"training.micro_batch", "1,2"}, {"parallel.recompute", "none,full"}});
+  SweepResult r = run(base, axes, false, 2);
+  // Brute force: every combination through make_plan, minimum run time among feasible points.
+  double best = 1e300;
+  std::uint64_t feasible = 0;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4}) {
+      for (int zero : {0, 1, 2}) {
+        for (int mb : {1, 2}) {
+          for (RecomputeMode rc : {RecomputeMode::none, RecomputeMode::full}) {
+            Scenario s = base;
+            s.parallel.tp = tp;
+            s.parallel.pp = pp;
+            s.parallel.zero = zero;
+            s.training.micro_batch = mb;
+            s.parallel.recompute = {rc, 0};
+            s.parallel.dp_auto = true;
+            s.parallel.layers_auto = true;
+            if (!resolve_layout(s).empty() || !check_scenario(s, true).empty()) continue;
+            Plan p = make_plan(s, profile_for(s));
+            if (!p.estimate.feasible) continue;
+            ++feasible;
+            best = std::min(best, p.run.seconds_with_failures.value);
+          }
+        }
+      }
+    }
+  }
+  ASSERT_GT(feasible, 0u);
+  EXPECT_EQ(r.feasible, feasible);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_DOUBLE_EQ(r.top.front().run_seconds, best);
+  for (size_t i = 1; i < r.top.size(); ++i) EXPECT_LE(r.top[i - 1].objective, r.top[i].objective);
+}
+
+TEST(SweepEngine, SameResultsWithOneAndTwoThreads) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"training.global_batch", "64,128"}});
+  SweepResult one = run(base, axes, true, 1);
+  SweepResult two = run(base, axes, true, 2);
+  ASSERT_EQ(one.total, two.total);
+  EXPECT_EQ(one.feasible, two.feasible);
+  EXPECT_EQ(one.out_of_memory, two.out_of_memory);
+  EXPECT_EQ(one.indivisible, two.indivisible);
+  ASSERT_EQ(one.top.size(), two.top.size());
+  for (size_t i = 0; i < one.top.size(); ++i) EXPECT_EQ(one.top[i].index, two.top[i].index);
+  ASSERT_EQ(one.pareto_cost.size(), two.pareto_cost.size());
+  for (size_t i = 0; i < one.pareto_cost.size(); ++i) EXPECT_EQ(one.pareto_cost[i].index, two.pareto_cost[i].index);
+  EXPECT_EQ(one.reasons, two.reasons);
+}
+
+TEST(SweepEngine, ParetoFrontsAreExactlyTheNonDominatedPoints) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"cluster.nodes", "1,2,4"}, {"parallel.tp", "1,2,4,8"}, {"parallel.zero", "0..2"}});
+  SweepResult r = run(base, axes, false, 2, {}, true);
+  std::vector<SweepPoint> feasible;
+  for (const auto& p : r.all) {
+    if (p.status == PointStatus::feasible) feasible.push_back(p);
+  }
+  ASSERT_GT(feasible.size(), 3u);
+  auto dominated = [&](const SweepPoint& p, auto y) {
+    for (const auto& q : feasible) {
+      if (q.index == p.index) continue;
+      if (q.run_seconds <= p.run_seconds && y(q) <= y(p) && (q.run_seconds < p.run_seconds || y(q) < y(p))) return true;
+    }
+    return false;
+  };
+  auto cost = [](const SweepPoint& p) { return p.cost; };
+  auto gpus = [](const SweepPoint& p) { return static_cast<double>(p.gpus); };
+  std::set<std::uint64_t> front_cost, front_gpus;
+  for (const auto& p : r.pareto_cost) front_cost.insert(p.index);
+  for (const auto& p : r.pareto_gpus) front_gpus.insert(p.index);
+  for (const auto& p : feasible) {
+    const bool tie_on_front = std::any_of(r.pareto_cost.begin(), r.pareto_cost.end(), [&](const SweepPoint& q) {
+      return q.run_seconds == p.run_seconds && q.cost == p.cost;
+    });
+    if (front_cost.count(p.index)) {
+      EXPECT_FALSE(dominated(p, cost));
+    } else {
+      EXPECT_TRUE(dominated(p, cost) || tie_on_front);
+    }
+    if (front_gpus.count(p.index)) {
+      EXPECT_FALSE(dominated(p, gpus));
+    }
+  }
+  // More GPUs buy time: the time-vs-GPUs front has more than one point here.
+  EXPECT_GT(r.pareto_gpus.size(), 1u);
+}
+
+TEST(SweepEngine, RejectionAccountingAddsUp) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"parallel.tp", "1,2,3,4,8"}, {"parallel.pp", "1,2"}, {"cluster.nodes", "1,2,4"}});
+  Constraints c;
+  c.max_gpus = 16;
+  SweepResult r = run(base, axes, false, 2, c);
+  EXPECT_EQ(r.total, 5u * 2 * 3);
+  EXPECT_EQ(r.feasible + r.out_of_memory + r.indivisible + r.constrained, r.total);
+  // tp = 3 divides neither the 32 heads nor the GPUs: 2 pp x 3 node counts.
+  EXPECT_GE(r.indivisible, 6u);
+  // 4 nodes = 32 GPUs exceed max_gpus 16 for every valid layout (tp 1,2,4,8 x pp 1,2).
+  EXPECT_EQ(r.constrained, 8u);
+  std::uint64_t reasons = 0;
+  for (const auto& [k, v] : r.reasons) reasons += v;
+  EXPECT_EQ(reasons, r.indivisible + r.constrained);
+}
+
+TEST(SweepCli, NoFeasiblePointExitsNonZeroAndSaysWhy) {
+  test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=3,5 --grid parallel.pp=1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no feasible point"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("indivisible"), std::string::npos) << r.output;
+}
+
+TEST(SweepCli, MalformedGridIsAnInputError) {
+  test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=1..x");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("bad range"), std::string::npos) << r.output;
+  r = test::run_trainplan("sweep --grid parallel.zero=5");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ZeRO stage"), std::string::npos) << r.output;
+}
+
+TEST(SweepCli, SweepFileWorks) {
+  test::RunResult r = test::run_trainplan("sweep " + test::source_path("scenarios/examples/sweep-llama3.1-70b.yaml") + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"pareto_time_cost\""), std::string::npos);
+  EXPECT_NE(r.output.find("\"feasible\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tp
