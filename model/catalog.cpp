@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "scenario.h"
 #include "spec_reader.h"
 #include "yaml_reader.h"
 
@@ -14,14 +15,6 @@ extern const char* const kDefaultScenarioYaml;
 }  // namespace embedded
 
 namespace {
-
-YAML::Node parse_text(const std::string& text, const std::string& file) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
-  }
-}
 
 // Calls `add(key, reader)` for every entry of a catalog file and records its aliases.
 template <class Add>
@@ -48,14 +41,14 @@ Catalog::Catalog(const std::string& gpus_yaml, const std::string& models_yaml, c
   const std::string gpu_file = "catalog/gpus.yaml";
   const std::string model_file = "catalog/models.yaml";
   const std::string cluster_file = "catalog/clusters.yaml";
-  for_each_entry(parse_text(gpus_yaml, gpu_file), gpu_file, alias_, "gpu", [&](const std::string& key, MapReader& r) {
+  for_each_entry(parse_yaml_text(gpus_yaml, gpu_file), gpu_file, alias_, "gpu", [&](const std::string& key, MapReader& r) {
     GpuSpec base;
     base.key = key;
     GpuSpec g = read_gpu_fields(r, base);
     require_gpu_complete(g, r.where("name"), key);
     gpus_[key] = g;
   });
-  for_each_entry(parse_text(models_yaml, model_file), model_file, alias_, "model",
+  for_each_entry(parse_yaml_text(models_yaml, model_file), model_file, alias_, "model",
                  [&](const std::string& key, MapReader& r) {
                    ModelSpec base;
                    base.key = key;
@@ -63,7 +56,7 @@ Catalog::Catalog(const std::string& gpus_yaml, const std::string& models_yaml, c
                    require_model_complete(m, r.where("name"), key);
                    models_[key] = m;
                  });
-  for_each_entry(parse_text(clusters_yaml, cluster_file), cluster_file, alias_, "cluster",
+  for_each_entry(parse_yaml_text(clusters_yaml, cluster_file), cluster_file, alias_, "cluster",
                  [&](const std::string& key, MapReader& r) {
                    ClusterSpec base;
                    base.key = key;

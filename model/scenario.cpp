@@ -185,6 +185,15 @@ MemorySettings read_memory(MapReader& r) {
   return m;
 }
 
+// One top-level section (optional: every key has a default), read strictly.
+template <class Read>
+auto read_section(MapReader& root, const char* key, Read read) {
+  MapReader section(root.node(key), key, root.file());
+  auto value = read(section);
+  section.finish();
+  return value;
+}
+
 // Location of a dotted field in the document, or of the closest enclosing node.
 SourceLocation locate(const YAML::Node& root, const std::string& field, const std::string& file) {
   YAML::Node cur = root;
@@ -227,16 +236,20 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   set_path(root, path, 0, without_marks(parsed), assignment);
 }
 
+YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError({label, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
+  }
+}
+
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "", "cannot open the file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return YAML::Load(buffer.str());
-  } catch (const YAML::Exception& e) {
-    throw InputError({path, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
-  }
+  return parse_yaml_text(buffer.str(), path);
 }
 
 Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog, bool check) {
@@ -249,26 +262,10 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   if (!r.has("cluster")) r.fail("cluster", "required: a catalog name or a mapping with gpu, nodes, gpus_per_node");
   s.cluster = read_cluster(r.node("cluster"), "cluster", file, catalog);
   if (s.cluster.gpu.key.empty() && s.cluster.gpu.name.empty()) r.fail("cluster", "required: cluster.gpu");
-  {
-    MapReader t(r.node("training"), "training", file);
-    s.training = read_training(t);
-    t.finish();
-  }
-  {
-    MapReader p(r.node("parallel"), "parallel", file);
-    s.parallel = read_parallel(p);
-    p.finish();
-  }
-  {
-    MapReader c(r.node("costs"), "costs", file);
-    s.costs = read_costs(c);
-    c.finish();
-  }
-  {
-    MapReader m(r.node("memory"), "memory", file);
-    s.memory = read_memory(m);
-    m.finish();
-  }
+  s.training = read_section(r, "training", read_training);
+  s.parallel = read_section(r, "parallel", read_parallel);
+  s.costs = read_section(r, "costs", read_costs);
+  s.memory = read_section(r, "memory", read_memory);
   s.profile = r.string("profile", "");
   if (!s.profile.empty() && s.profile.front() != '/') {
     // Relative to the scenario file's folder, like an include.
@@ -289,25 +286,23 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   return s;
 }
 
-Scenario load_scenario_text(const std::string& text, const std::string& file_label,
-                            const std::vector<std::string>& overrides, const Catalog& catalog) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError({file_label, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
-  }
+namespace {
+Scenario scenario_with_overrides(YAML::Node root, const std::string& label, const std::vector<std::string>& overrides,
+                                 const Catalog& catalog) {
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const auto& o : overrides) apply_override(root, o);
-  return scenario_from_yaml(root, file_label, catalog);
+  return scenario_from_yaml(root, label, catalog);
+}
+}  // namespace
+
+Scenario load_scenario_text(const std::string& text, const std::string& file_label,
+                            const std::vector<std::string>& overrides, const Catalog& catalog) {
+  return scenario_with_overrides(parse_yaml_text(text, file_label), file_label, overrides, catalog);
 }
 
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides,
                             const Catalog& catalog) {
-  YAML::Node root = load_yaml_file(path);
-  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  for (const auto& o : overrides) apply_override(root, o);
-  return scenario_from_yaml(root, path, catalog);
+  return scenario_with_overrides(load_yaml_file(path), path, overrides, catalog);
 }
 
 Scenario default_scenario(const std::vector<std::string>& overrides) {

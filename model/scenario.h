@@ -21,8 +21,9 @@ Scenario load_scenario_text(const std::string& text, const std::string& file_lab
 // The built-in default scenario (Llama 3.1 70B on 64 H100s).
 Scenario default_scenario(const std::vector<std::string>& overrides = {});
 
-// Reads a YAML file (syntax errors become InputError with the position).
+// Reads a YAML file or text (syntax errors become InputError with the label and position).
 YAML::Node load_yaml_file(const std::string& path);
+YAML::Node parse_yaml_text(const std::string& text, const std::string& label);
 
 // Applies one "dotted.key=value" assignment to a YAML tree. A catalog name met on the way
 // (model: llama3.1-70b) becomes {preset: name} so that its fields can be overridden.

@@ -8,16 +8,6 @@
 namespace tp {
 namespace {
 
-// The per-GPU share of a value split as `split` over tp ranks (sp = sequence parallelism).
-double tp_share(double v, TpSplit split, int tp, bool sp) {
-  switch (split) {
-    case TpSplit::none: return v;
-    case TpSplit::tp: return v / tp;
-    case TpSplit::seq_tp: return sp ? v / tp : v;
-  }
-  return v;
-}
-
 struct Layout {
   int tp, cp, ep;
   bool sp;

@@ -25,6 +25,16 @@ enum class TpSplit {
   seq_tp,  // divided by tp only with sequence parallelism (norm inputs, dropout masks ...)
 };
 
+// The per-GPU share of a value split as `split` over `tp` ranks (`sp`: sequence parallelism on).
+inline double tp_share(double v, TpSplit split, int tp, bool sp) {
+  switch (split) {
+    case TpSplit::none: return v;
+    case TpSplit::tp: return v / tp;
+    case TpSplit::seq_tp: return sp ? v / tp : v;
+  }
+  return v;
+}
+
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;

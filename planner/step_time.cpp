@@ -17,15 +17,6 @@ FlopRate attention_peak(const GpuSpec& g, Precision p) {
   return bf16.value > 0 ? bf16 : g.peak_for(Precision::fp16);
 }
 
-double share(double v, TpSplit split, int tp, bool sp) {
-  switch (split) {
-    case TpSplit::none: return v;
-    case TpSplit::tp: return v / tp;
-    case TpSplit::seq_tp: return sp ? v / tp : v;
-  }
-  return v;
-}
-
 struct OpTimes {
   double fwd = 0, bwd = 0;
   double gemm_fwd = 0, gemm_bwd = 0;   // part spent in GEMMs (TP overlap window, weight-gradient share)
@@ -48,7 +39,7 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
   const double launch = c.hw.kernel_launch.value;
   const GemmCurve& curve = c.hw.gemm_for(c.s.training.precision);
   for (const Op& op : ops) {
-    const double moved = share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
+    const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
                          c.b / c.cp;
     const double mem_time = moved / c.bw;
     switch (op.kind) {
