@@ -145,6 +145,22 @@ ParallelSpec read_parallel(MapReader& r) {
     p.offload_params = read_offload(o, "params");
     o.finish();
   }
+  if (r.has("placement")) {
+    YAML::Node order = r.node("placement");
+    const std::string expected = "a list of tp, cp, dp, pp in some order, innermost first, e.g. [tp, cp, dp, pp]";
+    if (!order.IsSequence() || order.size() != 4) r.fail("placement", "expected " + expected);
+    bool seen[4] = {false, false, false, false};
+    for (size_t i = 0; i < 4; ++i) {
+      const std::string name = order[i].IsScalar() ? order[i].Scalar() : "";
+      int d = name == "tp" ? 0 : name == "cp" ? 1 : name == "dp" ? 2 : name == "pp" ? 3 : -1;
+      if (d < 0 || seen[d]) {
+        throw InputError(location_of(order[i], r.file()), r.field("placement"),
+                         "'" + name + "' " + (d < 0 ? "is not a mesh dimension" : "is given twice") + ": expected " + expected);
+      }
+      seen[d] = true;
+      p.placement[i] = static_cast<MeshDim>(d);
+    }
+  }
   if (r.has("overlap")) {
     MapReader o(r.node("overlap"), r.field("overlap"), r.file());
     p.overlap_grad_reduce = o.boolean("grad_reduce", p.overlap_grad_reduce);

@@ -90,6 +90,7 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
     c.inter_node.bandwidth = ByteRate(link.quantity("bandwidth", Dim::byte_rate, c.inter_node.bandwidth.value, 1.0));
     c.inter_node.latency = Seconds(link.quantity("latency", Dim::seconds, c.inter_node.latency.value));
     c.nics_per_node = static_cast<int>(link.integer("nics_per_node", c.nics_per_node, 1, 1024));
+    c.oversubscription = link.number("oversubscription", c.oversubscription, 1.0, 1000.0);
     link.finish();
   }
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));

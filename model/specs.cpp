@@ -24,6 +24,16 @@ double element_bytes(Precision p) {
   return 4.0;
 }
 
+const char* to_string(MeshDim d) {
+  switch (d) {
+    case MeshDim::tp: return "tp";
+    case MeshDim::cp: return "cp";
+    case MeshDim::dp: return "dp";
+    case MeshDim::pp: return "pp";
+  }
+  return "?";
+}
+
 const char* to_string(Activation a) {
   switch (a) {
     case Activation::gelu: return "gelu";

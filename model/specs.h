@@ -88,6 +88,7 @@ struct ClusterSpec {
   LinkSpec intra_node;
   LinkSpec inter_node;
   int nics_per_node = 8;
+  double oversubscription = 1.0;  // inter-node fabric: offered / available bisection bandwidth (>= 1)
   Bytes host_memory;  // per node, 0 = unknown
   Watts host_power;   // per node, from the cluster preset (costs.host_power_per_node overrides)
   int gpus() const { return nodes * gpus_per_node; }
@@ -110,6 +111,10 @@ struct Recompute {
   int every = 0;  // layers per checkpointed segment when mode == every
 };
 
+// Rank placement, innermost first: ranks adjacent in the innermost dimension share a node first.
+enum class MeshDim { tp, cp, dp, pp };
+const char* to_string(MeshDim d);
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
@@ -129,6 +134,26 @@ struct ParallelSpec {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool overlap_tp_comm = false;
+  std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
+
+  int size_of(MeshDim d) const {
+    switch (d) {
+      case MeshDim::tp: return tp;
+      case MeshDim::cp: return cp;
+      case MeshDim::dp: return dp;
+      case MeshDim::pp: return pp;
+    }
+    return 1;
+  }
+  // Rank distance between neighbours of dimension d: the product of the sizes placed inside it.
+  int stride_of(MeshDim d) const {
+    int stride = 1;
+    for (MeshDim x : placement) {
+      if (x == d) break;
+      stride *= size_of(x);
+    }
+    return stride;
+  }
 };
 
 struct FailureSpec {

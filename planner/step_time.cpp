@@ -101,15 +101,19 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
   const OpTimes head = time_ops(g.head, c);
 
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
-  Topology topo = make_topology(s.cluster, hw.intra_node.bandwidth_efficiency, hw.inter_node.bandwidth_efficiency);
+  Topology topo = make_topology(s.cluster, hw.intra_node.bandwidth_efficiency, hw.inter_node.bandwidth_efficiency,
+                                s.cluster.oversubscription);
   if (hw.intra_node.latency.value > 0) topo.intra.latency = hw.intra_node.latency;
   if (hw.inter_node.latency.value > 0) topo.inter.latency = hw.inter_node.latency;
   const int gpn = s.cluster.gpus_per_node;
-  const GroupShape tp_group = group_shape(p.tp, 1, gpn);
-  const GroupShape cp_group = group_shape(p.cp, p.tp, gpn);
-  const GroupShape ep_group = group_shape(p.ep, p.tp * p.cp, gpn);
-  const GroupShape dp_group = group_shape(p.dp * p.cp, p.tp, gpn);
-  const GroupShape pp_group = group_shape(2, p.tp * p.cp * p.dp, gpn);
+  // Strides follow parallel.placement; the gradient group spans dp x cp from the inner of the two
+  // (exact for the default order, where cp sits right inside dp).
+  const GroupShape tp_group = group_shape(p.tp, p.stride_of(MeshDim::tp), gpn);
+  const GroupShape cp_group = group_shape(p.cp, p.stride_of(MeshDim::cp), gpn);
+  const GroupShape ep_group = group_shape(p.ep, p.stride_of(MeshDim::dp), gpn);
+  const GroupShape dp_group =
+      group_shape(p.dp * p.cp, std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp)), gpn);
+  const GroupShape pp_group = group_shape(2, p.stride_of(MeshDim::pp), gpn);
 
   // Per layer, per micro-batch communication.
   const double act_bytes = c.b * seq_local * static_cast<double>(s.model.hidden) * bpv;

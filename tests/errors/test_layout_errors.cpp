@@ -312,3 +312,23 @@ TEST(LayoutErrors, DefaultPrecisionUnsupportedPointsAtTheTrainingBlock) {
 
 }  // namespace
 }  // namespace tp
+
+namespace tp {
+namespace {
+
+TEST(LayoutErrors, PlacementMustBeAPermutationOfTheMeshDimensions) {
+  const std::string base =
+      "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 4096, global_batch: 64}\nparallel: {tp: 2, pp: 2, placement: [tp, dp, dp, pp]}\n";
+  try {
+    load_scenario_text(base, "test.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.yaml:4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("parallel.placement"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'dp' is given twice"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tp

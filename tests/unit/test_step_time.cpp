@@ -4,6 +4,7 @@
 // (Qi et al. 2023, sec. 3); with uniform stages and no communication the step is (m + p - 1)(f + b).
 #include <gtest/gtest.h>
 
+#include "collectives.h"
 #include "plan.h"
 #include "tests/test_support.h"
 
@@ -72,6 +73,29 @@ TEST(StepTime, OverlapHidesDataParallelReduce) {
   Plan exposed = plan_of({"parallel.pp=1", "parallel.overlap={grad_reduce: false, param_gather: false}"});
   EXPECT_LT(hidden.time.exposed.dp.value, exposed.time.exposed.dp.value);
   EXPECT_GT(exposed.time.exposed.dp.value, 0.0);
+}
+
+TEST(StepTime, PlacementAndOversubscriptionChangeTheGroupsLinks) {
+  const char* two_nodes =
+      "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 2}\n"
+      "training: {sequence_length: 4096, global_batch: 32, micro_batch: 1}\n"
+      "parallel: {tp: 8, pp: 1, zero: 1, overlap: {grad_reduce: false, param_gather: false}}\n";
+  auto step = [&](const std::vector<std::string>& sets) {
+    Scenario s = test::scenario(two_nodes, sets);
+    return make_plan(s, default_profile(s.cluster.gpu)).time;
+  };
+  // TP innermost keeps the 8 TP ranks on one node's NVLink; placing DP innermost spreads them over
+  // both nodes, so tensor-parallel traffic crosses the network.
+  const StepTime inner = step({});
+  const StepTime outer = step({"parallel.placement=[dp, tp, cp, pp]"});
+  EXPECT_GT(outer.exposed.tp.value, inner.exposed.tp.value);
+  Scenario spread = test::scenario(two_nodes, {"parallel.placement=[dp, tp, cp, pp]"});
+  EXPECT_EQ(spread.parallel.stride_of(MeshDim::tp), 2);  // dp = 2 placed inside: TP ranks 0, 2, 4, ...
+  EXPECT_EQ(group_shape(8, 2, 8).nodes, 2);
+  // A 4:1 oversubscribed fabric slows the cross-node gradient reduce, never speeds anything up.
+  const StepTime over = step({"cluster.inter_node.oversubscription=4"});
+  EXPECT_GT(over.exposed.dp.value, inner.exposed.dp.value);
+  EXPECT_GE(over.step.value, inner.step.value);
 }
 
 }  // namespace

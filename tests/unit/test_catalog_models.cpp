@@ -1,0 +1,42 @@
+// Every catalog model on a sensible cluster gives a full breakdown and a verdict: the cluster is
+// DGX H100 nodes enough for 16 bytes per parameter at half of the GPU memory, tensor parallelism the
+// largest power of two up to 8 that divides the heads, ZeRO-1, selective recompute.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "catalog.h"
+#include "plan.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+TEST(CatalogModels, EveryModelGetsABreakdownAndAVerdict) {
+  for (const auto& [key, m] : Catalog::builtin().models()) {
+    SCOPED_TRACE(key);
+    const double params = total_parameters(m);
+    int tp = 8;
+    while (m.heads % tp != 0 || (tp <= m.kv_heads && m.kv_heads % tp != 0)) tp /= 2;
+    const double gpus_needed = params * 16.0 / (0.5 * 80.0 * 1024 * 1024 * 1024);
+    int nodes = 1;
+    while (nodes * 8 < gpus_needed) nodes *= 2;
+    Scenario s = test::scenario("model: " + key + "\ncluster: {preset: dgx-h100, nodes: " + std::to_string(nodes) +
+                                "}\ntraining: {sequence_length: 2048, micro_batch: 1, tokens: 10 G}\n"
+                                "parallel: {tp: " + std::to_string(tp) + ", pp: 1, zero: 1, recompute: selective}\n");
+    Plan p = make_plan(s, default_profile(s.cluster.gpu));
+    EXPECT_EQ(p.estimate.parameters_total, params);
+    EXPECT_GT(p.estimate.memory.weights.value, 0.0);
+    EXPECT_GT(p.estimate.memory.activations.value, 0.0);
+    EXPECT_GT(p.estimate.memory.total.value, p.estimate.memory.weights.value);
+    EXPECT_EQ(p.estimate.feasible, p.estimate.memory.total <= p.estimate.usable);
+    EXPECT_TRUE(std::isfinite(p.time.step.value));
+    EXPECT_GT(p.time.mfu, 0.05);
+    EXPECT_LT(p.time.mfu, 0.9);
+    EXPECT_GT(p.run.cost.value, 0.0);
+    EXPECT_GT(p.run.energy_kwh, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace tp
