@@ -162,6 +162,7 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
 
   // Stage times per micro-batch.
   std::vector<double> stage_total(static_cast<size_t>(p.pp));
+  r.stages.reserve(static_cast<size_t>(p.pp));
   double worst = -1;
   double worst_f = 0, worst_b = 0, worst_compute = 0, worst_recompute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0;
   double worst_wgrad = 0;
