@@ -2,6 +2,7 @@
 // exceptions to main(), which maps them to exit codes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,23 @@ struct EvaluateOptions {
   std::string profile;
   std::vector<std::string> sets;
   std::string format = "table";
+  bool simulate = false;  // --simulate: also run the step simulator and show its step time
 };
 
 int run_evaluate(const EvaluateOptions& o);
+
+struct SimulateOptions {
+  std::string scenario;
+  std::string profile;
+  std::vector<std::string> sets;
+  std::string trace;  // Chrome trace JSON ("" = none)
+  int steps = 1;
+  double jitter = 0.0;  // relative spread of task durations
+  std::uint64_t seed = 1;
+  std::string format = "table";
+};
+// trainplan simulate: the step simulator's breakdown (and trace) of one scenario.
+int run_simulate(const SimulateOptions& o);
 
 // One published run predicted from its scenario (scenarios/validation/index.yaml).
 struct ValidationRow {
@@ -40,5 +55,28 @@ struct SweepCommandOptions {
 };
 // Exit 0 with results; 2 when no point is feasible.
 int run_sweep_command(const SweepCommandOptions& o);
+
+
+// `trainplan calibrate run | fit | show` (cli/calibrate_cmd.cpp, docs/calibration.md).
+struct CalibrateRunOptions {
+  std::string suites = "all";  // gemm,attention,memory,collectives,power
+  std::string scenario;        // layer shapes to measure ("" = generic grids only)
+  std::string output;          // measurements JSON (written atomically)
+  std::string gpu;             // catalog key to record ("" = guessed from the device name)
+  bool quick = false;          // small grids, fewer repetitions
+  bool no_flush = false;       // keep the L2 cache warm between timed runs
+  double max_bytes = 0;        // largest collective size (0 = 1 GiB)
+};
+// 3 when this build has no CUDA or the machine no CUDA device.
+int run_calibrate_run(const CalibrateRunOptions& o);
+struct CalibrateFitOptions {
+  std::string input;     // measurements JSON
+  std::string output;    // profile YAML ("" = print it)
+  std::string gpu;       // catalog GPU ("" = from the file)
+  std::string scenario;  // cluster (link bandwidths) to fit the collective tiers against
+  int holdout_every = 5;
+};
+int run_calibrate_fit(const CalibrateFitOptions& o);
+int run_calibrate_show(const std::string& profile, const std::string& gpu);
 
 }  // namespace tp

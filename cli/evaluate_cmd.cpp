@@ -7,6 +7,7 @@
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
+#include "simulate.h"
 
 namespace tp {
 
@@ -16,10 +17,13 @@ int run_evaluate(const EvaluateOptions& o) {
   const HardwareProfile hw = profile_for(s);
   Plan p = make_plan(s, hw);
   attach_fixes(s, p.estimate);
+  const Seconds simulated = o.simulate ? simulate_step(s, p, SimOptions{}).step_seconds : Seconds(0);
   if (o.format == "json") {
-    std::cout << plan_json(s, p, hw).dump(2) << "\n";
+    nlohmann::json j = plan_json(s, p, hw);
+    if (o.simulate) j["time"]["simulated_step_seconds"] = simulated.value;
+    std::cout << j.dump(2) << "\n";
   } else {
-    print_plan_table(std::cout, s, p, hw);
+    print_plan_table(std::cout, s, p, hw, simulated);
   }
   return 0;
 }

@@ -16,6 +16,20 @@ int main(int argc, char** argv) {
   evaluate->add_option("--profile", eval.profile, "Hardware profile YAML");
   evaluate->add_option("--set", eval.sets, "Override a key: --set parallel.tp=4 (repeatable)");
   evaluate->add_option("--format", eval.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  evaluate->add_flag("--simulate", eval.simulate, "Also simulate the step (event simulator) and show its step time");
+
+  tp::SimulateOptions sim;
+  CLI::App* simulate = app.add_subcommand("simulate", "Simulate one training step: schedule, overlap, bubbles, timeline");
+  simulate->add_option("scenario", sim.scenario, "Scenario YAML")->required();
+  simulate->add_option("--profile", sim.profile, "Hardware profile YAML");
+  simulate->add_option("--set", sim.sets, "Override a key: --set parallel.pp=8 (repeatable)");
+  simulate->add_option("--trace", sim.trace, "Write a Chrome trace JSON of the step (open in Perfetto)");
+  simulate->add_option("--steps", sim.steps, "Simulated steps (with --jitter: the step-time distribution)")
+      ->check(CLI::Range(1, 1000000));
+  simulate->add_option("--jitter", sim.jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
+      ->check(CLI::Range(0.0, 10.0));
+  simulate->add_option("--seed", sim.seed, "Seed of the jitter draws");
+  simulate->add_option("--format", sim.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
   std::string catalog_what;
   std::string catalog_format = "table";
@@ -35,6 +49,29 @@ int main(int argc, char** argv) {
   sweep->add_option("--format", sweep_opts.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   sweep->add_option("--threads", sweep_opts.threads, "Worker threads (default: all cores)");
 
+  tp::CalibrateRunOptions cal_run;
+  tp::CalibrateFitOptions cal_fit;
+  std::string cal_show_profile, cal_show_gpu;
+  CLI::App* calibrate = app.add_subcommand("calibrate", "Measure GPU kernels and fit a hardware profile");
+  calibrate->require_subcommand(1);
+  CLI::App* cal_run_cmd = calibrate->add_subcommand("run", "Run GEMM, attention, memory and NCCL kernels on this machine's GPUs");
+  cal_run_cmd->add_option("--suite", cal_run.suites, "gemm,attention,memory,collectives,power or all (default all)");
+  cal_run_cmd->add_option("--scenario", cal_run.scenario, "Also measure this scenario's layer shapes");
+  cal_run_cmd->add_option("-o,--output", cal_run.output, "Measurements JSON to write")->required();
+  cal_run_cmd->add_option("--gpu", cal_run.gpu, "Catalog GPU key to record (default: from the device name)");
+  cal_run_cmd->add_option("--max-bytes", cal_run.max_bytes, "Largest collective size in bytes (default 1 GiB)");
+  cal_run_cmd->add_flag("--quick", cal_run.quick, "Small grids and fewer repetitions (smoke test)");
+  cal_run_cmd->add_flag("--no-flush", cal_run.no_flush, "Do not flush the L2 cache between timed runs");
+  CLI::App* cal_fit_cmd = calibrate->add_subcommand("fit", "Fit a hardware profile to a measurements file");
+  cal_fit_cmd->add_option("measurements", cal_fit.input, "Measurements JSON from `calibrate run`")->required();
+  cal_fit_cmd->add_option("-o,--output", cal_fit.output, "Profile YAML to write (default: print it)");
+  cal_fit_cmd->add_option("--gpu", cal_fit.gpu, "Catalog GPU (default: the one recorded in the file)");
+  cal_fit_cmd->add_option("--scenario", cal_fit.scenario, "Scenario whose cluster gives the link bandwidths");
+  cal_fit_cmd->add_option("--holdout", cal_fit.holdout_every, "Hold out every k-th measurement for the fit quality (0: none)");
+  CLI::App* cal_show_cmd = calibrate->add_subcommand("show", "Print a hardware profile and its fit quality");
+  cal_show_cmd->add_option("profile", cal_show_profile, "Profile YAML")->required();
+  cal_show_cmd->add_option("--gpu", cal_show_gpu, "Catalog GPU (default: the profile's)");
+
   std::string validation_dir = TRAINPLAN_VALIDATION_DIR;
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
   validate->add_option("--dir", validation_dir, "Folder with index.yaml and the validation scenarios");
@@ -48,7 +85,11 @@ int main(int argc, char** argv) {
   try {
     if (evaluate->parsed()) return tp::run_evaluate(eval);
     if (catalog->parsed()) return tp::run_catalog(catalog_what, catalog_format);
+    if (simulate->parsed()) return tp::run_simulate(sim);
     if (validate->parsed()) return tp::run_validate(validation_dir);
+    if (cal_run_cmd->parsed()) return tp::run_calibrate_run(cal_run);
+    if (cal_fit_cmd->parsed()) return tp::run_calibrate_fit(cal_fit);
+    if (cal_show_cmd->parsed()) return tp::run_calibrate_show(cal_show_profile, cal_show_gpu);
     if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
   } catch (const tp::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

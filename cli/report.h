@@ -16,6 +16,8 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
 
 // The full plan: memory sections above plus time, throughput and run (cost, energy, failures).
 nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile& hw);
-void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw);
+// `simulated` > 0: the step simulator's step time, printed next to the analytic one.
+void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw,
+                      Seconds simulated = Seconds(0));
 
 }  // namespace tp

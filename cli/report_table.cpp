@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -115,12 +116,17 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   }
 }
 
-void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw) {
+void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw, Seconds simulated) {
   print_estimate_table(out, s, p.estimate);
   const StepTime& t = p.time;
   auto ms = [](Seconds x) { return format_fixed(x.value * 1e3, 1); };
   out << "\n  Step time   " << format_fixed(t.step.value, 3) << " s  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
+  if (simulated.value > 0) {
+    out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "
+        << format_fixed(std::fabs(simulated / t.step - 1.0) < 5e-4 ? 0.0 : 100.0 * (simulated / t.step - 1.0), 1)
+        << "% vs analytic)\n";
+  }
   out << "    compute " << ms(t.compute) << " ms, recompute " << ms(t.recompute) << " ms, bubble " << ms(t.bubble)
       << " ms, optimizer " << ms(t.optimizer) << " ms\n";
   out << "    exposed communication [ms]: tp " << ms(t.exposed.tp) << ", cp " << ms(t.exposed.cp) << ", ep "

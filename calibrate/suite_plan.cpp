@@ -1,0 +1,277 @@
+#include "suite_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "errors.h"
+#include "op_graph.h"
+#include "yaml_reader.h"
+
+namespace tp {
+
+const char* to_string(Suite s) {
+  switch (s) {
+    case Suite::gemm: return "gemm";
+    case Suite::attention: return "attention";
+    case Suite::memory: return "memory";
+    case Suite::collectives: return "collectives";
+    case Suite::power: return "power";
+  }
+  return "?";
+}
+
+std::vector<Suite> parse_suites(const std::string& list, const std::string& field) {
+  std::vector<Suite> out;
+  std::vector<std::string> names;
+  for (int i = 0; i < kSuiteCount; ++i) names.emplace_back(to_string(static_cast<Suite>(i)));
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    if (item == "all") {
+      for (int i = 0; i < kSuiteCount; ++i) out.push_back(static_cast<Suite>(i));
+      continue;
+    }
+    bool found = false;
+    for (int i = 0; i < kSuiteCount; ++i) {
+      if (item == names[static_cast<size_t>(i)]) {
+        out.push_back(static_cast<Suite>(i));
+        found = true;
+      }
+    }
+    if (!found) {
+      const std::string hint = closest_key(item, names);
+      throw InputError({"command line", 0, 0}, field,
+                       "unknown suite '" + item + "' (gemm, attention, memory, collectives, power or all)" +
+                           (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+    }
+  }
+  if (out.empty()) throw InputError({"command line", 0, 0}, field, "no suite given");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+bool row_parallel(const char* name) {
+  return std::strcmp(name, "attention_out") == 0 || std::strcmp(name, "fc2") == 0 || std::strcmp(name, "expert_fc2") == 0;
+}
+
+std::int64_t dim(double v) { return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(std::ceil(v - 1e-9)))); }
+
+Measurement gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p, const std::string& label) {
+  Measurement c;
+  c.op = MeasuredOp::gemm;
+  c.dtype = p;
+  c.gemm.m = m;
+  c.gemm.n = n;
+  c.gemm.k = k;
+  c.label = label;
+  return c;
+}
+
+Measurement attention_case(MeasuredOp op, AttentionImpl impl, const AttentionShape& a, Precision p, const std::string& label) {
+  Measurement c;
+  c.op = op;
+  c.impl = impl;
+  c.attention = a;
+  c.dtype = p;
+  c.label = label;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dtype) {
+  std::vector<Measurement> out;
+  const OpGraph g = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+  const double mb_tokens = static_cast<double>(s.training.micro_batch) / std::max(1, s.parallel.cp);
+  auto add = [&](const std::vector<Op>& ops) {
+    for (const Op& op : ops) {
+      if (op.kind != OpKind::gemm || op.gemm_rows <= 0 || op.gemm_cols <= 0) continue;
+      const double copies = std::max(1.0, op.gemm_count);
+      double in = op.gemm_rows, outd = op.gemm_cols;
+      // Tokens one matrix sees: fwd_flops = 2 x tokens x in x out (per expert for MoE).
+      const double tokens = op.fwd_flops / (2.0 * in * outd * copies) * mb_tokens;
+      if (op.flops_split != TpSplit::none) {
+        if (row_parallel(op.name)) in /= tp;
+        else outd /= tp;
+      }
+      const std::string sfx = " tp=" + std::to_string(tp);
+      out.push_back(gemm_case(dim(tokens), dim(outd), dim(in), dtype, std::string(op.name) + " fwd" + sfx));
+      out.push_back(gemm_case(dim(tokens), dim(in), dim(outd), dtype, std::string(op.name) + " dgrad" + sfx));
+      out.push_back(gemm_case(dim(in), dim(outd), dim(tokens), dtype, std::string(op.name) + " wgrad" + sfx));
+    }
+  };
+  add(g.layer);
+  add(g.head);
+  return out;
+}
+
+std::vector<int> default_tp_degrees(const Scenario& s) {
+  std::vector<int> out;
+  for (int t = 1; t <= std::max(1, s.cluster.gpus_per_node); t *= 2) {
+    if (s.model.heads % t == 0) out.push_back(t);
+  }
+  if (std::find(out.begin(), out.end(), s.parallel.tp) == out.end()) out.push_back(s.parallel.tp);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<double> collective_sizes(double min_bytes, double max_bytes) {
+  std::vector<double> out;
+  double b = std::max(1.0, min_bytes);
+  while (b < max_bytes * (1 - 1e-12)) {
+    out.push_back(b);
+    b *= 2;
+  }
+  out.push_back(max_bytes);
+  return out;
+}
+
+std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
+  std::vector<Measurement> plan;
+  auto wants = [&](Suite x) { return std::find(o.suites.begin(), o.suites.end(), x) != o.suites.end(); };
+
+  if (wants(Suite::power)) {
+    Measurement idle;
+    idle.op = MeasuredOp::power;
+    idle.phase = "idle";
+    idle.label = "idle before the runs";
+    plan.push_back(idle);
+  }
+  if (wants(Suite::memory)) {
+    Measurement launch;
+    launch.op = MeasuredOp::kernel_launch;
+    launch.label = "empty kernel";
+    plan.push_back(launch);
+  }
+
+  if (wants(Suite::gemm)) {
+    std::vector<Measurement> gemms;
+    if (s != nullptr) {
+      const std::vector<int> tps = o.tp_degrees.empty() ? default_tp_degrees(*s) : o.tp_degrees;
+      for (int t : tps) {
+        for (const auto& c : scenario_gemms(*s, t, s->training.precision)) gemms.push_back(c);
+      }
+    }
+    // Generic grid: squares, a skinny M sweep and a short-K sweep (enough to pin half_dim).
+    for (Precision p : o.gemm_dtypes) {
+      const bool slow = p == Precision::fp32;
+      const std::int64_t top = o.quick ? 2048 : (slow ? 8192 : 16384);
+      for (std::int64_t d = 128; d <= top; d *= 2) gemms.push_back(gemm_case(d, d, d, p, "grid square"));
+      const std::int64_t big = o.quick ? 1024 : (slow ? 4096 : 8192);
+      for (std::int64_t m : {16, 64, 256, 1024, 4096}) {
+        if (m < big) gemms.push_back(gemm_case(m, big, big, p, "grid skinny M"));
+      }
+      for (std::int64_t k : {32, 128, 512, 2048}) {
+        if (k < big) gemms.push_back(gemm_case(big, big, k, p, "grid short K"));
+      }
+    }
+    // Merge identical cases, joining their labels.
+    std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, size_t> seen;
+    for (auto& c : gemms) {
+      const auto key = std::make_tuple(static_cast<int>(c.dtype), c.gemm.m, c.gemm.n, c.gemm.k);
+      auto it = seen.find(key);
+      if (it != seen.end()) {
+        Measurement& first = plan[it->second];
+        if (first.label.size() < 200) first.label += "; " + c.label;
+        continue;
+      }
+      seen[key] = plan.size();
+      plan.push_back(c);
+    }
+  }
+
+  if (wants(Suite::attention)) {
+    const Precision p = (s != nullptr && (s->training.precision == Precision::fp16)) ? Precision::fp16 : Precision::bf16;
+    std::vector<std::pair<AttentionShape, std::string>> shapes;
+    if (s != nullptr) {
+      const std::vector<int> tps = o.tp_degrees.empty() ? std::vector<int>{s->parallel.tp} : o.tp_degrees;
+      for (int t : tps) {
+        AttentionShape a;
+        a.batch = s->training.micro_batch;
+        a.heads = std::max(1, s->model.heads / t);
+        a.kv_heads = std::max(1, s->model.kv_heads / t);
+        if (a.heads % a.kv_heads != 0) a.kv_heads = a.heads;
+        a.seq_q = a.seq_kv = s->training.sequence_length / std::max(1, s->parallel.cp);
+        a.head_dim = s->model.head_dim;
+        a.causal = true;
+        shapes.emplace_back(a, "scenario tp=" + std::to_string(t));
+      }
+    }
+    const std::vector<std::int64_t> seqs = o.quick ? std::vector<std::int64_t>{512, 1024}
+                                                   : std::vector<std::int64_t>{1024, 2048, 4096, 8192};
+    for (std::int64_t d : {64, 128}) {
+      for (int ratio : {1, 4, 8}) {
+        for (bool causal : {true, false}) {
+          for (std::int64_t sq : seqs) {
+            AttentionShape a;
+            a.heads = d == 64 ? 32 : 16;
+            a.kv_heads = a.heads / ratio;
+            a.seq_q = a.seq_kv = sq;
+            a.head_dim = d;
+            a.causal = causal;
+            a.batch = std::max<std::int64_t>(1, 16384 / sq);  // 16 Ki tokens per run
+            shapes.emplace_back(a, "grid d=" + std::to_string(d) + " gqa=" + std::to_string(ratio));
+          }
+        }
+      }
+    }
+    for (const auto& [a, label] : shapes) {
+      for (AttentionImpl impl : {AttentionImpl::fused, AttentionImpl::unfused}) {
+        plan.push_back(attention_case(MeasuredOp::attention_forward, impl, a, p, label));
+        plan.push_back(attention_case(MeasuredOp::attention_backward, impl, a, p, label));
+      }
+    }
+  }
+
+  if (wants(Suite::memory)) {
+    const double top = o.quick ? 64.0 * 1024 * 1024 : o.memory_max_bytes;
+    for (MeasuredOp op : {MeasuredOp::memory_copy, MeasuredOp::memory_scale, MeasuredOp::memory_triad, MeasuredOp::memory_reduce}) {
+      for (double b = 1024.0 * 1024; b <= top * (1 + 1e-12); b *= 4) {
+        Measurement c;
+        c.op = op;
+        c.dtype = Precision::fp32;
+        c.bytes = b;  // per array; the runner records the bytes moved
+        c.label = "grid";
+        plan.push_back(c);
+      }
+    }
+  }
+
+  if (wants(Suite::power)) {
+    for (const char* phase : {"gemm", "memory"}) {
+      Measurement c;
+      c.op = MeasuredOp::power;
+      c.phase = phase;
+      c.label = std::string("sustained ") + phase;
+      plan.push_back(c);
+    }
+  }
+
+  if (wants(Suite::collectives)) {
+    const double top = o.quick ? 64.0 * 1024 * 1024 : o.collective_max_bytes;
+    for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all,
+                         Collective::send_recv}) {
+      for (double b : collective_sizes(o.collective_min_bytes, top)) {
+        Measurement m;
+        m.op = measured_op_of(c);
+        m.dtype = Precision::fp32;
+        m.bytes = b;
+        m.label = "sweep";
+        plan.push_back(m);
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace tp

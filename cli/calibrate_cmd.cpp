@@ -1,0 +1,205 @@
+// `trainplan calibrate run | fit | show` (docs/calibration.md).
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "catalog.h"
+#include "commands.h"
+#include "errors.h"
+#include "fitter.h"
+#include "hardware_profile.h"
+#include "measurements.h"
+#include "scenario.h"
+#include "suite_plan.h"
+#include "yaml_reader.h"
+
+#ifdef TRAINPLAN_HAS_CUDA
+#include "cuda_runner.h"
+#endif
+
+namespace tp {
+
+namespace {
+
+std::string trim_label(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+
+// Progress on stderr, redrawn in place, only when stderr is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  void update(size_t done, size_t total, const std::string& what) {
+    if (!enabled_ || total == 0) return;
+    const int width = 30;
+    const int filled = static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(total));
+    std::string bar(static_cast<size_t>(filled), '=');
+    bar.resize(static_cast<size_t>(width), ' ');
+    std::fprintf(stderr, "\r[%s] %zu/%zu %-60s", bar.c_str(), done, total, trim_label(what, 60).c_str());
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (enabled_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+};
+
+// The cluster the fit compares against: the scenario's, else the catalog GPU (named, recorded in the
+// file, or guessed from the device name) with its NVLink as the intra-node tier.
+ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
+  if (!o.scenario.empty()) return load_scenario_file(o.scenario).cluster;
+  std::string key = o.gpu;
+  if (key.empty()) key = m.device.gpu_key;
+  if (key.empty()) key = guess_gpu_key(m.device.name, m.device.memory_bytes);
+  if (key.empty()) {
+    throw InputError({o.input, 0, 0}, "device.name",
+                     "cannot tell which catalog GPU '" + m.device.name + "' is; give --gpu KEY or --scenario FILE");
+  }
+  ClusterSpec c;
+  c.gpu = Catalog::builtin().gpu(key, {"--gpu", 0, 0}, "gpu");
+  c.key = "calibration";
+  c.gpus_per_node = std::max(1, m.settings.gpus_per_node);
+  c.nodes = std::max(1, m.settings.nodes);
+  return c;
+}
+
+std::string pct(double v) {
+  if (std::isnan(v)) return "    -";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%5.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+int run_calibrate_run(const CalibrateRunOptions& o) {
+  // Validate the inputs first, so that their errors come before any device question.
+  const std::vector<Suite> suites = parse_suites(o.suites);
+  Scenario scenario;
+  const bool has_scenario = !o.scenario.empty();
+  if (has_scenario) scenario = load_scenario_file(o.scenario);
+  if (o.output.empty()) throw InputError({"command line", 0, 0}, "-o", "an output file is required");
+#ifndef TRAINPLAN_HAS_CUDA
+  std::cerr << "error: this build has no CUDA support: `calibrate run` needs trainplan built with the CUDA toolkit "
+               "(nvcc, cuBLASLt; see docs/calibration.md). `calibrate fit` and `calibrate show` work in any build.\n";
+  return 3;
+#else
+  const DeviceProbe probe = probe_cuda_devices();
+  if (probe.count == 0) {
+    std::cerr << "error: no CUDA device found" << (probe.error.empty() ? "" : " (" + probe.error + ")")
+              << ": `calibrate run` measures the GPUs of the machine it runs on\n";
+    return 3;
+  }
+  const RankInfo ranks = init_ranks();
+  SuiteOptions so;
+  so.suites = suites;
+  so.quick = o.quick;
+  if (o.max_bytes > 0) so.collective_max_bytes = o.max_bytes;
+  const std::vector<Measurement> plan = plan_suite(so, has_scenario ? &scenario : nullptr);
+  CudaRunOptions ro;
+  for (Suite s : suites) ro.suites.emplace_back(to_string(s));
+  ro.scenario = o.scenario;
+  ro.gpu_key = has_scenario ? scenario.cluster.gpu.key : o.gpu;
+  ro.l2_flush = !o.no_flush;
+  if (o.quick) {
+    ro.policy.max_reps = 20;
+    ro.policy.max_seconds = 0.5;
+  }
+  ProgressBar bar;
+  const bool show = ranks.rank == 0;
+  ro.progress = [&](size_t done, size_t total, const Measurement& next) {
+    if (show) bar.update(done, total, std::string(to_string(next.op)) + " " + shape_text(next));
+  };
+  const Measurements m = run_calibration(plan, ro, ranks);
+  if (show) bar.finish();
+  if (ranks.rank == 0) {
+    write_measurements(m, o.output);
+    std::cout << "measured " << m.items.size() << " cases on " << m.device.name << " (" << m.skipped.size()
+              << " skipped) -> " << o.output << "\n";
+    for (const auto& s : m.skipped) {
+      std::cout << "  skipped " << to_string(s.op) << " " << s.shape << ": " << s.reason << "\n";
+    }
+  }
+  finalize_ranks();
+  return 0;
+#endif
+}
+
+int run_calibrate_fit(const CalibrateFitOptions& o) {
+  const Measurements m = read_measurements(o.input);
+  FitOptions fo;
+  fo.cluster = fit_cluster(o, m);
+  fo.holdout_every = o.holdout_every;
+  const FitResult r = fit_profile(m, fo);
+  if (o.output.empty()) {
+    std::cout << fitted_profile_yaml(r);
+    return 0;
+  }
+  save_fitted_profile(r, o.output);
+  std::cout << "fitted " << m.items.size() << " measurements of " << m.device.name << " (" << fo.cluster.gpu.key << ") -> "
+            << o.output << "\n";
+  std::printf("  %-44s %6s %8s %9s %9s\n", "family", "fitted", "held-out", "R2", "MAPE [%]");
+  for (const auto& f : r.report.families) {
+    std::printf("  %-44s %6d %8d %9s %9s\n", trim_label(f.family, 44).c_str(), f.fitted, f.held_out, pct(f.r2).c_str(),
+                pct(f.mape).c_str());
+  }
+  for (const auto& n : r.report.notes) std::cout << "  note: " << n << "\n";
+  return 0;
+}
+
+int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
+  YAML::Node root = load_yaml_file(path);
+  std::string key = gpu_key;
+  if (key.empty() && root["gpu"] && root["gpu"].IsScalar()) key = root["gpu"].Scalar();
+  GpuSpec gpu;
+  if (!key.empty()) gpu = Catalog::builtin().gpu(key, location_of(root["gpu"], path), "gpu");
+  const HardwareProfile p = load_profile(path, gpu);
+  std::printf("hardware profile %s (gpu: %s)\n", path.c_str(), p.gpu.empty() ? "any" : p.gpu.c_str());
+  std::printf("  GEMM efficiency = max x f(M) f(N) f(K), f(d) = d / (d + half_dim)\n");
+  std::printf("  %-6s %8s %9s %10s %10s %10s %14s\n", "dtype", "max", "half_dim", "eff 1024^3", "eff 4096^3", "eff 8192^3",
+              "TFLOP/s 8192^3");
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const Precision pr = static_cast<Precision>(i);
+    const GemmCurve& c = p.gemm_for(pr);
+    const double peak = gpu.peak_for(pr).value;
+    std::printf("  %-6s %8.3f %9.1f %10.3f %10.3f %10.3f %14s\n", to_string(pr), c.max_efficiency, c.half_dim,
+                c.efficiency(1024, 1024, 1024), c.efficiency(4096, 4096, 4096), c.efficiency(8192, 8192, 8192),
+                peak > 0 ? std::to_string(static_cast<int>(std::lround(peak * c.efficiency(8192, 8192, 8192) / 1e12))).c_str() : "-");
+  }
+  std::printf("  attention          forward %.3f, backward %.3f, unfused %.3f (of the 16-bit peak)\n", p.attention_forward,
+              p.attention_backward, p.attention_unfused);
+  std::printf("  memory efficiency  %.3f", p.memory_efficiency);
+  if (gpu.memory_bandwidth.value > 0) std::printf(" (%.0f GB/s of %.0f GB/s)", p.memory_efficiency * gpu.memory_bandwidth.value / 1e9, gpu.memory_bandwidth.value / 1e9);
+  std::printf("\n  kernel launch      %.2f us\n", p.kernel_launch.value * 1e6);
+  std::printf("  intra-node         bandwidth efficiency %.3f, latency %.2f us%s\n", p.intra_node.bandwidth_efficiency,
+              p.intra_node.latency.value * 1e6, p.intra_node.latency.value > 0 ? "" : " (the cluster's)");
+  std::printf("  inter-node         bandwidth efficiency %.3f, latency %.2f us%s\n", p.inter_node.bandwidth_efficiency,
+              p.inter_node.latency.value * 1e6, p.inter_node.latency.value > 0 ? "" : " (the cluster's)");
+  std::printf("  PCIe efficiency    %.3f\n", p.pcie_efficiency);
+  std::printf("  power              idle %.0f W, busy %.3f x TDP\n", p.idle_power.value, p.busy_power_fraction);
+  const YAML::Node fit = root["fit"];
+  if (fit && fit["families"] && fit["families"].IsSequence()) {
+    std::printf("  fit quality (held-out measurements):\n");
+    std::printf("    %-44s %6s %8s %9s %9s\n", "family", "fitted", "held-out", "R2", "MAPE [%]");
+    for (const auto& f : fit["families"]) {
+      auto num = [&](const char* k) {
+        try {
+          return f[k] ? f[k].as<double>() : std::nan("");
+        } catch (const YAML::Exception&) {
+          return std::nan("");
+        }
+      };
+      std::printf("    %-44s %6.0f %8.0f %9s %9s\n", trim_label(f["family"] ? f["family"].as<std::string>() : "?", 44).c_str(),
+                  num("fitted"), num("held_out"), pct(num("r2")).c_str(), pct(num("mape_percent")).c_str());
+    }
+  }
+  if (fit && fit["notes"] && fit["notes"].IsSequence()) {
+    for (const auto& n : fit["notes"]) std::printf("  note: %s\n", n.as<std::string>().c_str());
+  }
+  return 0;
+}
+
+}  // namespace tp

@@ -1,0 +1,111 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tp::sim {
+namespace {
+
+bool on_link(const StepGraph& g, int t) {
+  const int r = g.graph.placement(t).resource;
+  return g.graph.resources()[static_cast<std::size_t>(r)].kind == ResourceKind::link;
+}
+
+double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+
+// Peak of a +1/−1 count; at equal times releases come before acquisitions.
+int peak_count(std::vector<std::pair<double, int>>& ev) {
+  std::sort(ev.begin(), ev.end());
+  int now = 0, peak = 0;
+  for (const auto& e : ev) {
+    now += e.second;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+}  // namespace
+
+Analysis analyze(const StepGraph& g, const Execution& x) {
+  Analysis a;
+  const double step = x.makespan;
+  const auto& tasks = g.graph.tasks();
+  const auto& res = g.graph.resources();
+  std::vector<double> last_dp_end(static_cast<std::size_t>(g.stages), 0.0);
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    if (task_class(tasks[t].kind) == TaskClass::dp) {
+      auto& e = last_dp_end[static_cast<std::size_t>(tasks[t].stage)];
+      e = std::max(e, x.end[t]);
+    }
+  }
+
+  for (int s = 0; s < g.stages; ++s) {
+    StageReport r;
+    r.stage = s;
+    const std::vector<int>& order = res[static_cast<std::size_t>(g.stream[static_cast<std::size_t>(s)])].order;
+    double prev_end = 0;
+    for (int t : order) {
+      const std::size_t ti = static_cast<std::size_t>(t);
+      const double d = x.end[ti] - x.start[ti];
+      if (task_class(tasks[ti].kind) == TaskClass::collective) {
+        r.exposed_collective += d;
+      } else {
+        r.busy += d;
+      }
+      const double gap0 = prev_end, gap1 = x.start[ti];
+      prev_end = x.end[ti];
+      const int c = x.cause[ti];
+      if (gap1 <= gap0 || c < 0 || !on_link(g, c)) continue;
+      // The transfer that ended the gap, and those it queued behind on its communicator.
+      double from = x.start[static_cast<std::size_t>(c)];
+      for (int k = x.cause[static_cast<std::size_t>(c)]; k >= 0 && on_link(g, k); k = x.cause[static_cast<std::size_t>(k)]) {
+        from = std::min(from, x.start[static_cast<std::size_t>(k)]);
+      }
+      const double exposed = overlap(gap0, gap1, from, x.end[static_cast<std::size_t>(c)]);
+      if (task_class(tasks[static_cast<std::size_t>(c)].kind) == TaskClass::p2p) {
+        r.exposed_p2p += exposed;
+      } else {
+        r.exposed_dp += exposed;
+      }
+    }
+    // After the stage's last compute: its own trailing DP transfers (gathers after the optimizer).
+    r.exposed_dp += std::max(0.0, std::min(step, last_dp_end[static_cast<std::size_t>(s)]) - prev_end);
+    r.bubble = std::max(0.0, step - r.busy - r.exposed());
+    a.stages.push_back(r);
+  }
+
+  // Peak in-flight micro-batches: between the start of F and the end of B (input gradient).
+  std::vector<std::vector<std::pair<double, int>>> held(static_cast<std::size_t>(g.stages)), pending(held);
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const Task& k = tasks[t];
+    auto& h = held[static_cast<std::size_t>(k.stage)];
+    auto& w = pending[static_cast<std::size_t>(k.stage)];
+    switch (k.kind) {
+      case TaskKind::forward:
+        h.emplace_back(x.start[t], +1);
+        w.emplace_back(x.start[t], +1);
+        break;
+      case TaskKind::backward: w.emplace_back(x.end[t], -1); [[fallthrough]];
+      case TaskKind::backward_input: h.emplace_back(x.end[t], -1); break;
+      case TaskKind::backward_weight: w.emplace_back(x.end[t], -1); break;
+      default: break;
+    }
+  }
+  for (int s = 0; s < g.stages; ++s) {
+    StageReport& r = a.stages[static_cast<std::size_t>(s)];
+    r.peak_in_flight_chunks = peak_count(held[static_cast<std::size_t>(s)]);
+    r.peak_in_flight = static_cast<double>(r.peak_in_flight_chunks) / g.chunks;
+    r.peak_weight_pending = static_cast<double>(peak_count(pending[static_cast<std::size_t>(s)])) / g.chunks;
+  }
+
+  // Critical path: from the task that ends last, back through what let each task start.
+  int last = -1;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    if (last < 0 || x.end[t] > x.end[static_cast<std::size_t>(last)]) last = static_cast<int>(t);
+  }
+  for (int t = last; t >= 0; t = x.cause[static_cast<std::size_t>(t)]) a.critical_path.push_back(t);
+  std::reverse(a.critical_path.begin(), a.critical_path.end());
+  return a;
+}
+
+}  // namespace tp::sim

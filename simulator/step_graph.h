@@ -1,0 +1,43 @@
+// Builds the task graph of one training step of one data-parallel replica from StepInputs:
+//
+//  per stage s, chunk c, micro-batch j (durations: the stage's per-micro-batch times / v)
+//    F  forward                     → comm-F (exposed TP/SP/CP/EP collectives of the forward)
+//    R  recompute (if any)          → B backward (input gradient only under zb-h1, then W)
+//    B                              → comm-B (exposed collectives of the backward)
+//    send-F / send-B  PP activation and gradient transfers to the next / previous virtual stage
+//  per stage
+//    reduce b0…  DP gradient reduce in dp_buckets buckets: with overlap_grad_reduce bucket i of chunk c
+//                becomes ready when (i+1)/k_c of the chunk's last backward (or W) has run, else all
+//                after the stage's last backward; they run in order on the DP communicator
+//    optimizer   after the stage's buckets
+//    gather b0…  ZeRO-1/2 parameter all-gather: with overlap_param_gather it belongs to the step's
+//                start (the previous step's gather, overlapped with this step's first forward: the
+//                first task waits for bucket 0, the second for the last bucket); without, after
+//                the optimizer
+//    gather-F / gather-B  ZeRO-3 per chunk and micro-batch, before its forward and before its
+//                backward (or recompute); with overlap_param_gather each is prefetched: it may start
+//                once the consumer two places earlier has finished (it overlaps the previous one);
+//                without, once the previous consumer has finished
+//
+// Resources: stage s has a compute stream (its F, R, B, W, exposed collectives and optimizer, in
+// the schedule's order) and a network link (its sends, DP collectives and gathers; p2p and DP are
+// two communicators that share the link's bandwidth). Zero-duration communication is left out.
+#pragma once
+
+#include <vector>
+
+#include "step_inputs.h"
+#include "task_graph.h"
+
+namespace tp::sim {
+
+struct StepGraph {
+  TaskGraph graph;
+  int stages = 1, chunks = 1, micro_batches = 1;
+  std::vector<int> stream;  // resource index of stage s's compute stream
+  std::vector<int> link;    // resource index of stage s's link
+};
+
+StepGraph build_step_graph(const StepInputs& in);
+
+}  // namespace tp::sim

@@ -1,0 +1,54 @@
+#include "task.h"
+
+namespace tp::sim {
+
+const char* task_code(TaskKind k) {
+  switch (k) {
+    case TaskKind::forward: return "F";
+    case TaskKind::backward: return "B";
+    case TaskKind::backward_input: return "B";
+    case TaskKind::backward_weight: return "W";
+    case TaskKind::recompute: return "R";
+    case TaskKind::collective_forward: return "comm-F";
+    case TaskKind::collective_backward: return "comm-B";
+    case TaskKind::send_forward: return "send-F";
+    case TaskKind::send_backward: return "send-B";
+    case TaskKind::dp_reduce: return "reduce";
+    case TaskKind::dp_gather: return "gather";
+    case TaskKind::zero3_gather_forward: return "gather-F";
+    case TaskKind::zero3_gather_backward: return "gather-B";
+    case TaskKind::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+TaskClass task_class(TaskKind k) {
+  switch (k) {
+    case TaskKind::forward:
+    case TaskKind::backward:
+    case TaskKind::backward_input:
+    case TaskKind::backward_weight:
+    case TaskKind::recompute:
+    case TaskKind::optimizer: return TaskClass::compute;
+    case TaskKind::collective_forward:
+    case TaskKind::collective_backward: return TaskClass::collective;
+    case TaskKind::send_forward:
+    case TaskKind::send_backward: return TaskClass::p2p;
+    case TaskKind::dp_reduce:
+    case TaskKind::dp_gather:
+    case TaskKind::zero3_gather_forward:
+    case TaskKind::zero3_gather_backward: return TaskClass::dp;
+  }
+  return TaskClass::compute;
+}
+
+std::string task_name(const Task& t) {
+  std::string n = task_code(t.kind);
+  n += " s" + std::to_string(t.stage);
+  if (t.chunk >= 0) n += " c" + std::to_string(t.chunk);
+  if (t.micro_batch >= 0) n += " mb" + std::to_string(t.micro_batch);
+  if (t.bucket >= 0) n += " b" + std::to_string(t.bucket);
+  return n;
+}
+
+}  // namespace tp::sim

@@ -1,0 +1,181 @@
+// Synthetic measurements made from known profile constants (with multiplicative noise): the oracle of
+// the fitter tests. Each family follows the model the fitter assumes, written out here independently:
+//   GEMM        t = 2 M N K / (peak x max x f(M) f(N) f(K)),  f(d) = d / (d + half_dim)
+//   attention   t = FLOPs / (peak16 x eff), FLOPs = 4 b h s^2 d (fused causal: half; backward: x2)
+//   memory      t = t0 + bytes / (eff x datasheet bandwidth)
+//   collectives t = alpha + S x bus_factor / B   (nccl-tests S and bus factors)
+//   power       idle and GEMM-phase watts
+#pragma once
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "catalog.h"
+#include "collectives.h"
+#include "measurements.h"
+#include "scenario.h"
+
+namespace tp::test {
+
+struct SyntheticTruth {
+  struct Curve {
+    Precision p;
+    double max, half;
+  };
+  std::vector<Curve> gemm{{Precision::bf16, 0.74, 110}, {Precision::fp16, 0.72, 90}, {Precision::tf32, 0.68, 60},
+                          {Precision::fp32, 0.88, 30},  {Precision::fp8, 0.55, 160}};
+  double attention_forward = 0.52, attention_backward = 0.38, attention_unfused = 0.27;
+  double memory_efficiency = 0.91;
+  double memory_t0 = 6e-6;
+  double launch = 2.7e-6;
+  struct Coll {
+    Collective c;
+    int ranks, nodes;
+    double alpha, busbw;
+  };
+  std::vector<Coll> collectives{
+      {Collective::all_reduce, 8, 1, 22e-6, 360e9},     {Collective::all_gather, 8, 1, 15e-6, 370e9},
+      {Collective::reduce_scatter, 8, 1, 16e-6, 365e9}, {Collective::all_to_all, 8, 1, 25e-6, 330e9},
+      {Collective::send_recv, 8, 1, 9e-6, 350e9},       {Collective::all_reduce, 16, 2, 60e-6, 150e9},
+      {Collective::all_gather, 16, 2, 45e-6, 140e9},    {Collective::reduce_scatter, 16, 2, 47e-6, 145e9}};
+  double idle_watts = 92, gemm_watts = 655, memory_watts = 420;
+};
+
+inline ClusterSpec dgx_h100() {
+  return Catalog::builtin().cluster("dgx-h100", {"test", 0, 0}, "cluster");
+}
+
+inline double noisy(double v, double noise, std::mt19937& rng) {
+  std::normal_distribution<double> n(0.0, noise);
+  return v * (1.0 + n(rng));
+}
+
+inline TimeStats stats_of(double t) {
+  TimeStats s;
+  s.median = s.mean = s.min = s.max = s.p10 = s.p90 = t;
+  s.reps = 10;
+  s.stable = true;
+  return s;
+}
+
+inline Measurements synthetic_measurements(const SyntheticTruth& truth, double noise, unsigned seed = 12345) {
+  std::mt19937 rng(seed);
+  const ClusterSpec cl = dgx_h100();
+  const GpuSpec& gpu = cl.gpu;
+  Measurements m;
+  m.created = "2025-01-01T00:00:00Z";
+  m.device.name = "NVIDIA H100 80GB HBM3";
+  m.device.gpu_key = gpu.key;
+  m.device.count = 8;
+  m.settings.suites = {"gemm", "attention", "memory", "collectives", "power"};
+  // GEMM: squares, skinny M, short K, and a few odd layer-like shapes.
+  std::vector<GemmShape> shapes;
+  for (std::int64_t d = 128; d <= 16384; d *= 2) shapes.push_back({d, d, d, 1});
+  for (std::int64_t mm : {16, 64, 256, 1024, 4096}) shapes.push_back({mm, 8192, 8192, 1});
+  for (std::int64_t k : {32, 128, 512, 2048}) shapes.push_back({8192, 8192, k, 1});
+  shapes.push_back({8192, 768, 4096, 1});
+  shapes.push_back({8192, 4096, 512, 1});
+  shapes.push_back({4096, 3584, 8192, 1});
+  for (const auto& c : truth.gemm) {
+    const double peak = gpu.peak_for(c.p).value;
+    for (const auto& s : shapes) {
+      auto f = [&](double d) { return d / (d + c.half); };
+      const double eff = c.max * f(static_cast<double>(s.m)) * f(static_cast<double>(s.n)) * f(static_cast<double>(s.k));
+      Measurement x;
+      x.op = MeasuredOp::gemm;
+      x.dtype = c.p;
+      x.gemm = s;
+      x.label = "grid";
+      x.time = stats_of(noisy(s.flops() / (peak * eff), noise, rng));
+      x.rate = s.flops() / x.time.median;
+      m.items.push_back(x);
+    }
+  }
+  // Attention.
+  const double peak16 = gpu.peak_for(Precision::bf16).value;
+  for (std::int64_t d : {64, 128}) {
+    for (int ratio : {1, 8}) {
+      for (bool causal : {true, false}) {
+        for (std::int64_t s : {1024, 4096, 8192}) {
+          AttentionShape a;
+          a.batch = 16384 / s;
+          a.heads = 32;
+          a.kv_heads = 32 / ratio;
+          a.seq_q = a.seq_kv = s;
+          a.head_dim = d;
+          a.causal = causal;
+          const double full = 4.0 * a.batch * a.heads * static_cast<double>(s) * s * d;
+          for (int impl = 0; impl < 2; ++impl) {
+            for (int bwd = 0; bwd < 2; ++bwd) {
+              Measurement x;
+              x.op = bwd ? MeasuredOp::attention_backward : MeasuredOp::attention_forward;
+              x.impl = impl == 0 ? AttentionImpl::fused : AttentionImpl::unfused;
+              x.dtype = Precision::bf16;
+              x.attention = a;
+              double flops = full * (impl == 0 && causal ? 0.5 : 1.0) * (bwd ? 2.0 : 1.0);
+              const double eff = impl == 1 ? truth.attention_unfused : (bwd ? truth.attention_backward : truth.attention_forward);
+              x.time = stats_of(noisy(flops / (peak16 * eff), noise, rng));
+              x.rate = flops / x.time.median;
+              m.items.push_back(x);
+            }
+          }
+        }
+      }
+    }
+  }
+  // Memory: copy/scale 2 arrays, triad 3, reduce 1 (bytes moved).
+  const double bw = truth.memory_efficiency * gpu.memory_bandwidth.value;
+  const std::pair<MeasuredOp, double> kinds[] = {
+      {MeasuredOp::memory_copy, 2}, {MeasuredOp::memory_scale, 2}, {MeasuredOp::memory_triad, 3}, {MeasuredOp::memory_reduce, 1}};
+  for (const auto& [op, arrays] : kinds) {
+    for (double b = 1 << 20; b <= 4.0 * (1 << 30); b *= 4) {
+      Measurement x;
+      x.op = op;
+      x.dtype = Precision::fp32;
+      x.bytes = arrays * b;
+      x.time = stats_of(noisy(truth.memory_t0 + x.bytes / bw, noise, rng));
+      x.rate = x.bytes / x.time.median;
+      m.items.push_back(x);
+    }
+  }
+  for (int i = 0; i < 5; ++i) {
+    Measurement x;
+    x.op = MeasuredOp::kernel_launch;
+    x.time = stats_of(noisy(truth.launch, noise, rng));
+    m.items.push_back(x);
+  }
+  // Collectives: nccl-tests sizes 8 B .. 1 GiB.
+  for (const auto& c : truth.collectives) {
+    for (double s = 8; s <= 1024.0 * 1024 * 1024; s *= 2) {
+      Measurement x;
+      x.op = measured_op_of(c.c);
+      x.dtype = Precision::fp32;
+      x.bytes = s;
+      x.ranks = c.ranks;
+      x.nodes = c.nodes;
+      const double bf = bus_factor(c.c, c.ranks);
+      x.time = stats_of(noisy(c.alpha + s * bf / c.busbw, noise, rng));
+      x.algbw = s / x.time.median;
+      x.busbw = x.algbw * bf;
+      x.rate = x.busbw;
+      m.items.push_back(x);
+    }
+  }
+  // Power.
+  for (int i = 0; i < 3; ++i) {
+    for (const auto& [phase, w] : {std::pair<const char*, double>{"idle", truth.idle_watts}, {"gemm", truth.gemm_watts},
+                                   {"memory", truth.memory_watts}}) {
+      Measurement x;
+      x.op = MeasuredOp::power;
+      x.phase = phase;
+      x.watts = noisy(w, noise, rng);
+      x.samples = 100;
+      x.time = stats_of(2.0);
+      m.items.push_back(x);
+    }
+  }
+  return m;
+}
+
+}  // namespace tp::test

@@ -1,0 +1,113 @@
+// `trainplan calibrate run | fit | show` end to end (the binary), without a GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hardware_profile.h"
+#include "measurements.h"
+#include "synthetic.h"
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+// Runs the trainplan binary with an environment assignment in front ("VAR=value").
+test::RunResult run_with_env(const std::string& env, const std::string& args) {
+  test::RunResult r;
+  const std::string cmd = "env " + env + " " + std::string(TRAINPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(CalibrateCli, RunWithoutDeviceOrCudaFailsClearly) {
+  const std::string out = temp_path("trainplan_cli_run.json");
+  std::filesystem::remove(out);
+  // CUDA_VISIBLE_DEVICES= hides every device, so this holds on a GPU machine too.
+  const auto r = run_with_env("CUDA_VISIBLE_DEVICES=", "calibrate run --suite gemm --quick -o " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+#ifdef TRAINPLAN_TEST_CUDA_BUILD
+  EXPECT_NE(r.output.find("error: no CUDA device found"), std::string::npos) << r.output;
+#else
+  EXPECT_NE(r.output.find("error: this build has no CUDA support"), std::string::npos) << r.output;
+#endif
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateCli, RunChecksItsInputsFirst) {
+  const auto r = test::run_trainplan("calibrate run --suite gemm,atention -o /tmp/x.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown suite 'atention'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'attention'?"), std::string::npos) << r.output;
+}
+
+TEST(CalibrateCli, FitThenShow) {
+  const std::string meas = temp_path("trainplan_cli_meas.json");
+  const std::string prof = temp_path("trainplan_cli_profile.yaml");
+  std::filesystem::remove(prof);
+  write_measurements(test::synthetic_measurements(test::SyntheticTruth{}, 0.02), meas);
+  const auto fit = test::run_trainplan("calibrate fit " + meas + " -o " + prof);
+  ASSERT_EQ(fit.exit_code, 0) << fit.output;
+  EXPECT_NE(fit.output.find("(h100-sxm-80gb)"), std::string::npos) << fit.output;
+  EXPECT_NE(fit.output.find("gemm bf16"), std::string::npos) << fit.output;
+  ASSERT_TRUE(std::filesystem::exists(prof));
+  const HardwareProfile p = load_profile(prof, test::dgx_h100().gpu);
+  EXPECT_NEAR(p.gemm_for(Precision::bf16).max_efficiency, 0.74, 0.03 * 0.74);
+  EXPECT_NEAR(p.memory_efficiency, 0.91, 0.03 * 0.91);
+
+  const auto show = test::run_trainplan("calibrate show " + prof);
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("hardware profile " + prof + " (gpu: h100-sxm-80gb)"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("fit quality (held-out measurements)"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("memory efficiency  0.9"), std::string::npos) << show.output;
+
+  // The profile drives the planner: evaluate with --profile accepts it.
+  const auto eval = test::run_trainplan("evaluate --profile " + prof);
+  EXPECT_EQ(eval.exit_code, 0) << eval.output;
+  std::filesystem::remove(meas);
+  std::filesystem::remove(prof);
+}
+
+TEST(CalibrateCli, FitErrorsNameFileAndField) {
+  const std::string bad = temp_path("trainplan_cli_bad.json");
+  {
+    std::ofstream(bad) << R"({"schema": "trainplan-measurements/1", "device": {"name": "NVIDIA H100 80GB HBM3"},
+      "measurements": [{"op": "gemm", "dtype": "bf16", "shape": {"m": 1, "n": true, "k": 1}, "time": {"median": 1}}]})";
+  }
+  const auto r = test::run_trainplan("calibrate fit " + bad + " -o /tmp/never.yaml");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: " + bad + ": measurements[0].shape.n: expected an integer, got a boolean"), std::string::npos)
+      << r.output;
+  const auto missing = test::run_trainplan("calibrate fit /nonexistent-trainplan.json");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("cannot read /nonexistent-trainplan.json"), std::string::npos) << missing.output;
+  std::filesystem::remove(bad);
+}
+
+TEST(CalibrateCli, FitNeedsToKnowTheGpu) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  m.device.name = "Mystery Accelerator";
+  m.device.gpu_key = "";
+  const std::string meas = temp_path("trainplan_cli_mystery.json");
+  write_measurements(m, meas);
+  const auto r = test::run_trainplan("calibrate fit " + meas);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot tell which catalog GPU 'Mystery Accelerator' is; give --gpu KEY or --scenario FILE"),
+            std::string::npos)
+      << r.output;
+  const auto ok = test::run_trainplan("calibrate fit " + meas + " --gpu h100");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("gpu: h100-sxm-80gb"), std::string::npos) << ok.output;  // printed profile
+  std::filesystem::remove(meas);
+}
+
+}  // namespace
+}  // namespace tp

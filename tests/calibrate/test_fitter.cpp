@@ -1,0 +1,279 @@
+// The fitter recovers known constants from synthetic measurements (tests/calibrate/synthetic.h) made
+// with 2 % multiplicative noise. Stated tolerances (docs/calibration.md, "The fit"):
+//   GEMM max_efficiency +-3 %, half_dim +-20 %; attention efficiencies +-3 %; memory efficiency +-3 %;
+//   kernel launch +-10 %; collective alpha +-10 %, busbw (beta) +-3 %; power +-3 %.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "collectives.h"
+#include "fitter.h"
+#include "hardware_profile.h"
+#include "synthetic.h"
+
+namespace tp {
+namespace {
+
+using test::SyntheticTruth;
+
+FitOptions options() {
+  FitOptions o;
+  o.cluster = test::dgx_h100();
+  o.holdout_every = 5;
+  return o;
+}
+
+double rel(double got, double want) { return std::fabs(got / want - 1.0); }
+
+const FamilyFit* family(const FitReport& r, const std::string& name) {
+  for (const auto& f : r.families) {
+    if (f.family == name) return &f;
+  }
+  return nullptr;
+}
+
+class FitterSynthetic : public ::testing::Test {
+ protected:
+  void SetUp() override { result = fit_profile(test::synthetic_measurements(truth, 0.02), options()); }
+  SyntheticTruth truth;
+  FitResult result;
+};
+
+TEST_F(FitterSynthetic, RecoversGemmCurvePerDtype) {
+  for (const auto& c : truth.gemm) {
+    const GemmCurve& got = result.profile.gemm_for(c.p);
+    EXPECT_LT(rel(got.max_efficiency, c.max), 0.03) << to_string(c.p) << ": max " << got.max_efficiency << " vs " << c.max;
+    EXPECT_LT(rel(got.half_dim, c.half), 0.20) << to_string(c.p) << ": half_dim " << got.half_dim << " vs " << c.half;
+  }
+  EXPECT_EQ(result.report.gemm.size(), truth.gemm.size());
+}
+
+TEST_F(FitterSynthetic, RecoversAttentionEfficiencies) {
+  EXPECT_LT(rel(result.profile.attention_forward, truth.attention_forward), 0.03) << result.profile.attention_forward;
+  EXPECT_LT(rel(result.profile.attention_backward, truth.attention_backward), 0.03) << result.profile.attention_backward;
+  EXPECT_LT(rel(result.profile.attention_unfused, truth.attention_unfused), 0.03) << result.profile.attention_unfused;
+}
+
+TEST_F(FitterSynthetic, RecoversMemoryEfficiencyAndLaunch) {
+  EXPECT_LT(rel(result.profile.memory_efficiency, truth.memory_efficiency), 0.03) << result.profile.memory_efficiency;
+  EXPECT_LT(rel(result.report.memory_bandwidth, truth.memory_efficiency * 3.35e12), 0.03);
+  EXPECT_LT(rel(result.profile.kernel_launch.value, truth.launch), 0.10) << result.profile.kernel_launch.value;
+  EXPECT_EQ(result.report.memory_bandwidth_per_op.size(), 4u);
+}
+
+TEST_F(FitterSynthetic, RecoversCollectiveAlphaAndBeta) {
+  ASSERT_EQ(result.report.collectives.size(), truth.collectives.size());
+  for (const auto& want : truth.collectives) {
+    bool found = false;
+    for (const auto& got : result.report.collectives) {
+      if (got.collective != want.c || got.ranks != want.ranks || got.nodes != want.nodes) continue;
+      found = true;
+      EXPECT_EQ(got.scope, want.nodes > 1 ? "inter_node" : "intra_node");
+      EXPECT_LT(rel(got.alpha, want.alpha), 0.10) << to_string(want.c) << " n=" << want.ranks << ": alpha " << got.alpha;
+      EXPECT_LT(rel(got.bus_bandwidth, want.busbw), 0.03) << to_string(want.c) << " n=" << want.ranks << ": busbw "
+                                                          << got.bus_bandwidth;
+    }
+    EXPECT_TRUE(found) << to_string(want.c) << " n=" << want.ranks;
+  }
+}
+
+TEST_F(FitterSynthetic, TierValuesMakeThePlannerReproduceTheMeasuredCurve) {
+  // Put the fitted tier into the planner: an 8-GPU all-reduce of 1 GiB must take S x bus_factor / busbw,
+  // and an 8-byte one about alpha (the planner picks its fastest algorithm, as the fitter assumed).
+  const ClusterSpec cl = test::dgx_h100();
+  Topology topo = make_topology(cl, result.profile.intra_node.bandwidth_efficiency, result.profile.inter_node.bandwidth_efficiency);
+  topo.intra.latency = result.profile.intra_node.latency;
+  const GroupShape g{8, 8, 1};
+  const double big = 1024.0 * 1024 * 1024;
+  const auto& ar = truth.collectives[0];
+  ASSERT_EQ(ar.c, Collective::all_reduce);
+  const double want_big = ar.alpha + big * bus_factor(Collective::all_reduce, 8) / ar.busbw;
+  const double got_big = collective_time(Collective::all_reduce, Bytes(big), g, topo).time.value;
+  // The tier takes the median over the intra-node collectives, so allow their spread (busbw 330..370 GB/s).
+  EXPECT_LT(rel(got_big, want_big), 0.06) << got_big << " vs " << want_big;
+  // The efficiency is busbw / link bandwidth for a single-node ring: 360 GB/s of 450 GB/s for all-reduce.
+  for (const auto& c : result.report.collectives) {
+    if (c.collective == Collective::all_reduce && c.scope == "intra_node") {
+      EXPECT_NEAR(c.efficiency, c.bus_bandwidth / 450e9, 0.01 * c.efficiency);
+      Topology own = make_topology(cl, c.efficiency, 1.0);
+      own.intra.latency = Seconds(c.latency);
+      const double tiny = collective_time(Collective::all_reduce, Bytes(8), g, own).time.value;
+      EXPECT_LT(rel(tiny, c.alpha), 0.02) << tiny << " vs alpha " << c.alpha;
+    }
+  }
+  // Every collective's own tier values reproduce its own fitted line through the planner (the hierarchical
+  // all-reduce across 2 nodes included), and the profile's tiers are the medians of those values.
+  std::vector<double> inter_eff;
+  for (const auto& c : result.report.collectives) {
+    const GroupShape grp{c.ranks, c.ranks / c.nodes, c.nodes};
+    Topology t = make_topology(cl, result.profile.intra_node.bandwidth_efficiency, 1.0);
+    t.intra.latency = result.profile.intra_node.latency;
+    if (c.scope == "inter_node") {
+      t = make_topology(cl, result.profile.intra_node.bandwidth_efficiency, c.efficiency);
+      t.intra.latency = result.profile.intra_node.latency;
+      t.inter.latency = Seconds(c.latency);
+      inter_eff.push_back(c.efficiency);
+    } else {
+      t = make_topology(cl, c.efficiency, 1.0);
+      t.intra.latency = Seconds(c.latency);
+    }
+    const double bf = bus_factor(c.collective, c.ranks);
+    const double at_big = collective_time(c.collective, Bytes(big), grp, t).time.value;
+    EXPECT_LT(rel(at_big, c.alpha + big * bf / c.bus_bandwidth), 0.01) << to_string(c.collective) << " " << c.scope;
+    const double at_tiny = collective_time(c.collective, Bytes(8), grp, t).time.value;
+    EXPECT_LT(rel(at_tiny, c.alpha), 0.03) << to_string(c.collective) << " " << c.scope;
+  }
+  ASSERT_EQ(inter_eff.size(), 3u);
+  std::sort(inter_eff.begin(), inter_eff.end());
+  EXPECT_DOUBLE_EQ(result.profile.inter_node.bandwidth_efficiency, inter_eff[1]);
+  EXPECT_GT(result.profile.inter_node.latency.value, 0.0);
+}
+
+TEST_F(FitterSynthetic, RecoversPower) {
+  EXPECT_LT(rel(result.profile.idle_power.value, truth.idle_watts), 0.03);
+  EXPECT_LT(rel(result.profile.busy_power_fraction, truth.gemm_watts / 700.0), 0.03);
+}
+
+TEST_F(FitterSynthetic, ReportsHeldOutQuality) {
+  for (const char* name : {"gemm bf16", "gemm fp8", "attention forward", "attention backward", "attention unfused", "memory",
+                           "all_reduce intra_node 8 ranks"}) {
+    const FamilyFit* f = family(result.report, name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_GT(f->held_out, 0) << name;
+    EXPECT_GT(f->fitted, f->held_out) << name;
+    // 2 % Gaussian noise: the mean absolute error is about 1.6 %.
+    EXPECT_TRUE(std::isfinite(f->mape)) << name;
+    EXPECT_LT(f->mape, 4.0) << name;
+    EXPECT_GT(f->mape, 0.3) << name;  // the noise is there: a zero would mean the held-out points were fitted
+    std::printf("[ fit      ] %-32s fitted %3d held-out %3d  R2 %.4f  MAPE %.2f %%\n", name, f->fitted, f->held_out, f->r2,
+                f->mape);
+  }
+  const FamilyFit* g = family(result.report, "gemm bf16");
+  EXPECT_GT(g->r2, 0.9);
+  const FamilyFit* c = family(result.report, "all_reduce intra_node 8 ranks");
+  EXPECT_GT(c->r2, 0.95);
+}
+
+TEST(Fitter, ExactDataGivesExactConstants) {
+  SyntheticTruth truth;
+  const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.0), options());
+  for (const auto& c : truth.gemm) {
+    EXPECT_NEAR(r.profile.gemm_for(c.p).max_efficiency, c.max, 1e-6 * c.max) << to_string(c.p);
+    EXPECT_NEAR(r.profile.gemm_for(c.p).half_dim, c.half, 1e-4 * c.half) << to_string(c.p);
+  }
+  EXPECT_NEAR(r.profile.attention_forward, truth.attention_forward, 1e-9);
+  EXPECT_NEAR(r.profile.memory_efficiency, truth.memory_efficiency, 1e-9);
+  EXPECT_NEAR(r.report.memory_intercept, truth.memory_t0, 1e-12);
+  for (const auto& got : r.report.collectives) {
+    for (const auto& want : truth.collectives) {
+      if (got.collective == want.c && got.ranks == want.ranks) {
+        EXPECT_NEAR(got.alpha, want.alpha, 1e-6 * want.alpha);
+        EXPECT_NEAR(got.bus_bandwidth, want.busbw, 1e-6 * want.busbw);
+      }
+    }
+  }
+  const FamilyFit* f = family(r.report, "gemm bf16");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->mape, 0.0, 1e-6);
+  EXPECT_NEAR(f->r2, 1.0, 1e-9);
+}
+
+TEST(Fitter, MissingFamiliesKeepDefaultsWithANote) {
+  SyntheticTruth truth;
+  Measurements m = test::synthetic_measurements(truth, 0.0);
+  std::erase_if(m.items, [](const Measurement& x) { return x.op != MeasuredOp::gemm || x.dtype != Precision::bf16; });
+  const FitResult r = fit_profile(m, options());
+  const HardwareProfile defaults = default_profile(test::dgx_h100().gpu);
+  EXPECT_DOUBLE_EQ(r.profile.memory_efficiency, defaults.memory_efficiency);
+  EXPECT_DOUBLE_EQ(r.profile.gemm_for(Precision::fp8).max_efficiency, defaults.gemm_for(Precision::fp8).max_efficiency);
+  EXPECT_DOUBLE_EQ(r.profile.intra_node.bandwidth_efficiency, defaults.intra_node.bandwidth_efficiency);
+  EXPECT_NEAR(r.profile.gemm_for(Precision::bf16).max_efficiency, 0.74, 1e-6);
+  bool noted = false;
+  for (const auto& n : r.report.notes) noted = noted || n.find("gemm fp8: not measured") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Fitter, UnsupportedDtypeIsIgnoredWithANote) {
+  // An A100 has no FP8 peak: fp8 measurements on it are reported, not fitted.
+  SyntheticTruth truth;
+  FitOptions o;
+  o.cluster = Catalog::builtin().cluster("dgx-a100", {"test", 0, 0}, "cluster");
+  const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.0), o);
+  bool noted = false;
+  for (const auto& n : r.report.notes) noted = noted || n.find("gemm fp8: the GPU 'a100-sxm4-80gb' has no datasheet peak") != std::string::npos;
+  EXPECT_TRUE(noted);
+  for (const auto& g : r.report.gemm) EXPECT_NE(g.dtype, Precision::fp8);
+}
+
+TEST(Fitter, WrittenProfileLoadsWithLoadProfile) {
+  SyntheticTruth truth;
+  const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.02), options());
+  const std::string path = (std::filesystem::temp_directory_path() / "trainplan_fit_test_profile.yaml").string();
+  save_fitted_profile(r, path);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const HardwareProfile p = load_profile(path, test::dgx_h100().gpu);
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const Precision pr = static_cast<Precision>(i);
+    EXPECT_NEAR(p.gemm_for(pr).max_efficiency, r.profile.gemm_for(pr).max_efficiency, 1e-5);
+    EXPECT_NEAR(p.gemm_for(pr).half_dim, r.profile.gemm_for(pr).half_dim, 1e-5 * r.profile.gemm_for(pr).half_dim);
+  }
+  EXPECT_NEAR(p.attention_forward, r.profile.attention_forward, 1e-5);
+  EXPECT_NEAR(p.memory_efficiency, r.profile.memory_efficiency, 1e-5);
+  EXPECT_NEAR(p.kernel_launch.value, r.profile.kernel_launch.value, 1e-5 * r.profile.kernel_launch.value);
+  EXPECT_NEAR(p.intra_node.bandwidth_efficiency, r.profile.intra_node.bandwidth_efficiency, 1e-5);
+  EXPECT_NEAR(p.intra_node.latency.value, r.profile.intra_node.latency.value, 1e-5 * r.profile.intra_node.latency.value);
+  EXPECT_NEAR(p.inter_node.latency.value, r.profile.inter_node.latency.value, 1e-5 * r.profile.inter_node.latency.value);
+  EXPECT_NEAR(p.idle_power.value, r.profile.idle_power.value, 1e-3);
+  EXPECT_NEAR(p.busy_power_fraction, r.profile.busy_power_fraction, 1e-5);
+  EXPECT_EQ(p.gpu, "h100-sxm-80gb");
+  std::filesystem::remove(path);
+}
+
+TEST(Fitter, NeedsTheGpuPeaks) {
+  FitOptions o;  // no GPU
+  try {
+    (void)fit_profile(test::synthetic_measurements(SyntheticTruth{}, 0.0), o);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the GPU's datasheet peaks"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FitterBlocks, LineFitRelative) {
+  const std::vector<double> x{1, 10, 100, 1000, 1e4};
+  std::vector<double> t;
+  for (double v : x) t.push_back(5e-6 + v * 2e-9);
+  const auto [a, b] = fit_line_relative(x, t);
+  EXPECT_NEAR(a, 5e-6, 1e-15);
+  EXPECT_NEAR(b, 2e-9, 1e-18);
+}
+
+TEST(FitterBlocks, GemmCurveFromExactPoints) {
+  std::vector<GemmShape> s;
+  std::vector<double> e;
+  const GemmCurve truth{0.8, 96};
+  for (std::int64_t d : {64, 256, 1024, 4096}) {
+    s.push_back({d, 4096, 4096, 1});
+    e.push_back(truth.efficiency(static_cast<double>(d), 4096, 4096));
+  }
+  const GemmCurve got = fit_gemm_curve(s, e);
+  EXPECT_NEAR(got.max_efficiency, 0.8, 1e-6);
+  EXPECT_NEAR(got.half_dim, 96, 1e-3);
+}
+
+TEST(FitterBlocks, QualityNumbers) {
+  EXPECT_NEAR(r_squared({1, 2, 3}, {1, 2, 3}), 1.0, 1e-12);
+  // SS_res = 0.5^2 * 2 = 0.5, SS_tot = 2: R^2 = 0.75.
+  EXPECT_NEAR(r_squared({1, 2, 3}, {1.5, 2, 2.5}), 0.75, 1e-12);
+  EXPECT_NEAR(mape_percent({100, 200}, {110, 180}), 10.0, 1e-12);
+  EXPECT_TRUE(std::isnan(mape_percent({}, {})));
+  EXPECT_TRUE(held_out(4, 5));
+  EXPECT_FALSE(held_out(3, 5));
+  EXPECT_FALSE(held_out(4, 0));
+}
+
+}  // namespace
+}  // namespace tp

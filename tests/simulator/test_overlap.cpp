@@ -1,0 +1,102 @@
+// Overlap of the data-parallel gradient reduce with the backward pass.
+// Model (simulator/step_graph.h): the reduce r of a stage is split into k buckets of r/k; with
+// overlap_grad_reduce bucket i becomes ready when i/k of the last micro-batch's backward b has run,
+// and the buckets run one after another on the DP communicator. The last bucket can only start
+// when the backward ends, so the exposed part is
+//     r/k + (1 − 1/k)·max(0, r − b)
+// (all of it hidden but the last bucket when r ≤ b; the remainder when the link is too slow), and
+// r without overlap. In a pipeline, a stage whose backward ends early hides its whole reduce in the
+// drain: it adds nothing to the step.
+#include <gtest/gtest.h>
+
+#include "sim_test_support.h"
+
+namespace tp {
+namespace {
+
+using simtest::pipeline;
+using simtest::plan_with;
+using simtest::timing;
+using simtest::uniform;
+
+const std::vector<std::string> kOverlap = {"parallel.overlap={grad_reduce: true, param_gather: true}"};
+const std::vector<std::string> kNoOverlap = {"parallel.overlap={grad_reduce: false, param_gather: false}"};
+
+// One stage, m = 4 micro-batches of f = 1, b = 2, optimizer 0.5: without DP the step is 12.5 s.
+Seconds step_with_reduce(double r, int k, const std::vector<std::string>& overlap, sim::LinkSharing sharing = sim::LinkSharing::fair) {
+  const Scenario s = pipeline(1, 4, "1f1b", 1, overlap);
+  Plan p = plan_with(s, uniform(1, timing(1, 2)));
+  p.time.dp_reduce = Seconds(r);
+  p.time.dp_buckets = k;
+  p.time.optimizer_step = Seconds(0.5);
+  SimOptions o;
+  o.link_sharing = sharing;
+  return simulate_step(s, p, o).step_seconds;
+}
+
+TEST(Overlap, ReduceHiddenBehindBackwardAddsOnlyItsLastBucket) {
+  const double base = 4 * 3.0 + 0.5;
+  EXPECT_EQ(step_with_reduce(0, 4, kOverlap).value, base);
+  for (int k : {1, 4, 16}) {
+    for (double r : {0.5, 1.0, 2.0}) {  // r <= b: everything before the last bucket is hidden
+      EXPECT_EQ(step_with_reduce(r, k, kOverlap).value, base + r / k) << "r " << r << " k " << k;
+    }
+  }
+}
+
+TEST(Overlap, TooSlowLinkShowsExactlyTheExposedRemainder) {
+  const double base = 4 * 3.0 + 0.5, b = 2.0;
+  for (int k : {1, 4, 16}) {
+    for (double r : {3.0, 6.0, 10.0}) {
+      const double exposed = r / k + (1.0 - 1.0 / k) * (r - b);
+      EXPECT_NEAR(step_with_reduce(r, k, kOverlap).value, base + exposed, 1e-12 * base) << "r " << r << " k " << k;
+      EXPECT_NEAR(step_with_reduce(r, k, kOverlap, sim::LinkSharing::fifo).value, base + exposed, 1e-12 * base);
+    }
+  }
+}
+
+TEST(Overlap, WithoutOverlapTheWholeReduceIsExposed) {
+  const double base = 4 * 3.0 + 0.5;
+  for (int k : {1, 4}) {
+    for (double r : {1.0, 6.0}) EXPECT_EQ(step_with_reduce(r, k, kNoOverlap).value, base + r);
+  }
+}
+
+TEST(Overlap, ExposedReduceIsReportedOnTheStage) {
+  const Scenario s = pipeline(1, 4, "1f1b", 1, kOverlap);
+  Plan p = plan_with(s, uniform(1, timing(1, 2)));
+  p.time.dp_reduce = Seconds(6);
+  p.time.dp_buckets = 4;
+  p.time.optimizer_step = Seconds(0.5);
+  const SimResult r = simulate_step(s, p, SimOptions{});
+  const SimStage& st = r.stages[0];
+  EXPECT_EQ(st.busy.value, 12.5);
+  EXPECT_NEAR(st.exposed_dp.value, 6.0 - 1.5, 1e-12);
+  EXPECT_NEAR(st.bubble.value, 0.0, 1e-12);
+  EXPECT_NEAR(st.busy.value + st.exposed_comm.value + st.bubble.value, r.step_seconds.value, 1e-12);
+}
+
+// Four stages, 1F1B, m = 8, f = 1, b = 2: stages 1-3 finish their backward 2, 4, 6 s before stage 0,
+// so their reduce (2.5 s, slower than their own 2 s backward: 1 s would be exposed on its own) ends
+// inside the drain; only stage 0's own last bucket (1 s / 4) lengthens the step.
+TEST(Overlap, ReduceHiddenInThePipelineDrainAddsNothing) {
+  const int p = 4, m = 8;
+  const Scenario s = pipeline(p, m, "1f1b", 1, kOverlap);
+  const double no_dp = (m + p - 1) * 3.0;
+  Plan plan = plan_with(s, uniform(p, timing(1, 2)), {1, 2.5, 2.5, 2.5});
+  plan.time.dp_reduce = Seconds(1);  // stage 0 (the reference); the others have 2.5x the parameters
+  plan.time.dp_buckets = 4;
+  const SimResult r = simulate_step(s, plan, SimOptions{});
+  EXPECT_EQ(r.step_seconds.value, no_dp + 0.25);
+  EXPECT_EQ(r.critical_path.back(), "reduce s0 c0 b3");
+  // Without stage 0's reduce the step is the no-DP step: the others' reduce adds nothing.
+  Plan others = plan_with(s, uniform(p, timing(1, 2)), {0, 1, 1, 1});
+  others.time.dp_reduce = Seconds(2.5);
+  others.time.dp_buckets = 4;
+  others.time.slowest_stage = 1;  // the reference stage: its reduce is 2.5 s
+  const SimResult o = simulate_step(s, others, SimOptions{});
+  EXPECT_EQ(o.step_seconds.value, no_dp);
+}
+
+}  // namespace
+}  // namespace tp

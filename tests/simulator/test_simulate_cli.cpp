@@ -1,0 +1,88 @@
+// trainplan simulate and evaluate --simulate: the breakdown, the JSON keys, the trace file, and
+// the errors (a bad trace path names the path, exits non-zero and leaves nothing behind).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kExample = "'" + test::source_path("scenarios/examples/default.yaml") + "'";
+
+TEST(SimulateCli, PrintsTheBreakdownAndWritesATrace) {
+  const fs::path trace = fs::path(::testing::TempDir()) / "trainplan-cli-trace.json";
+  fs::remove(trace);
+  const test::RunResult r = test::run_trainplan("simulate " + kExample + " --trace '" + trace.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Simulated"));
+  EXPECT_THAT(r.output, HasSubstr("analytic model"));
+  EXPECT_THAT(r.output, HasSubstr("stage 3"));
+  EXPECT_THAT(r.output, HasSubstr("Critical path"));
+  EXPECT_THAT(r.output, HasSubstr(trace.string()));
+  std::ifstream in(trace);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_GT(j.at("traceEvents").size(), 1000u);
+}
+
+TEST(SimulateCli, JsonHasTheResultKeys) {
+  const test::RunResult r = test::run_trainplan("simulate " + kExample + " --format json --steps 5 --jitter 0.05 --seed 9");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  for (const char* key : {"step_seconds", "analytic_step_seconds", "lower_bound_seconds", "stages", "critical_path", "steps", "tasks", "events"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j.at("stages").size(), 4u);
+  EXPECT_EQ(j.at("steps").at("count"), 5);
+  EXPECT_LE(j.at("steps").at("p50").get<double>(), j.at("steps").at("p99").get<double>());
+  EXPECT_GE(j.at("step_seconds").get<double>(), j.at("lower_bound_seconds").get<double>());
+  const auto& st = j.at("stages").at(0);
+  for (const char* key : {"busy", "bubble", "exposed_comm", "peak_in_flight_micro_batches", "planner_in_flight_micro_batches", "activations"}) {
+    EXPECT_TRUE(st.contains(key)) << key;
+  }
+}
+
+TEST(SimulateCli, EvaluateSimulateAddsTheSimulatedStepTime) {
+  const test::RunResult json = test::run_trainplan("evaluate " + kExample + " --simulate --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  const double simulated = j.at("time").at("simulated_step_seconds").get<double>();
+  const double analytic = j.at("time").at("step_seconds").get<double>();
+  EXPECT_GT(simulated, 0.0);
+  EXPECT_NEAR(simulated / analytic, 1.0, 0.05);
+  const test::RunResult plain = test::run_trainplan("evaluate " + kExample + " --format json");
+  EXPECT_FALSE(nlohmann::json::parse(plain.output).at("time").contains("simulated_step_seconds"));
+  const test::RunResult table = test::run_trainplan("evaluate " + kExample + " --simulate");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("simulated"));
+}
+
+TEST(SimulateCli, BadTracePathIsAnErrorNamingItAndNothingIsWritten) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "trainplan-cli-missing-dir";
+  fs::remove_all(dir);
+  const std::string path = (dir / "trace.json").string();
+  const test::RunResult r = test::run_trainplan("simulate " + kExample + " --trace '" + path + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: "));
+  EXPECT_THAT(r.output, HasSubstr(path));
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(SimulateCli, MissingScenarioAndBadOptionsAreErrors) {
+  EXPECT_NE(test::run_trainplan("simulate").exit_code, 0);
+  EXPECT_NE(test::run_trainplan("simulate " + kExample + " --steps 0").exit_code, 0);
+  EXPECT_NE(test::run_trainplan("simulate " + kExample + " --jitter -1").exit_code, 0);
+  const test::RunResult r = test::run_trainplan("simulate " + kExample + " --set parallel.ppp=2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("parallel.ppp"));
+}
+
+}  // namespace
+}  // namespace tp
