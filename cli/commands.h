@@ -52,6 +52,7 @@ struct SweepCommandOptions {
   bool csv_all = false;
   std::string format = "table";
   int threads = 0;
+  int simulate_top = 0;  // re-score the best N with the event simulator
 };
 // Exit 0 with results; 2 when no point is feasible.
 int run_sweep_command(const SweepCommandOptions& o);

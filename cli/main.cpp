@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   sweep->add_flag("--csv-all", sweep_opts.csv_all, "With --csv: every evaluated point");
   sweep->add_option("--format", sweep_opts.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   sweep->add_option("--threads", sweep_opts.threads, "Worker threads (default: all cores)");
+  sweep->add_option("--simulate-top", sweep_opts.simulate_top, "Re-score the best N layouts with the step simulator");
 
   tp::CalibrateRunOptions cal_run;
   tp::CalibrateFitOptions cal_fit;

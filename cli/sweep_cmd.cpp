@@ -9,7 +9,9 @@
 #include "commands.h"
 #include "errors.h"
 #include "format_units.h"
+#include "plan.h"
 #include "scenario.h"
+#include "simulate.h"
 #include "sweep.h"
 #include "sweep_spec.h"
 
@@ -225,6 +227,40 @@ int run_sweep_command(const SweepCommandOptions& o) {
         std::printf("  %-46s needs %s of %s  %s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
                     format_bytes(p.capacity).c_str(), extra_label(p, bases, fast).c_str());
       }
+    }
+  }
+  if (o.simulate_top > 0 && !r.top.empty()) {
+    // Re-score the best layouts with the event simulator: the run scales with the simulated step.
+    std::vector<SweepPoint> rescored(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), o.simulate_top));
+    std::vector<double> analytic;
+    for (auto& p : rescored) {
+      const SweepBase& base = bases[static_cast<size_t>(p.block)];
+      Scenario s = point_scenario(base, fast, p);
+      const Plan plan = make_plan(s, base.profile);
+      const SimResult sim = simulate_step(s, plan, SimOptions{});
+      analytic.push_back(p.step);
+      const double k = sim.step_seconds.value / p.step;
+      p.step = sim.step_seconds.value;
+      p.run_seconds *= k;
+      p.cost *= k;
+      p.energy_kwh *= k;
+      p.mfu /= k;
+      p.tokens_per_gpu /= k;
+      p.objective = spec.objective == Objective::tokens_per_gpu ? -p.tokens_per_gpu
+                    : spec.objective == Objective::mfu          ? -p.mfu
+                    : spec.objective == Objective::cost         ? p.cost
+                    : spec.objective == Objective::energy       ? p.energy_kwh
+                                                                : p.run_seconds;
+    }
+    std::vector<size_t> order(rescored.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rescored[a].objective < rescored[b].objective; });
+    std::printf("\nRe-scored with the step simulator (best %zu)\n", rescored.size());
+    std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
+    int rank = 0;
+    for (size_t i : order) {
+      std::printf("  %4d  %-46s %14.3f %14.3f %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(), analytic[i],
+                  rescored[i].step, 100.0 * (rescored[i].step / analytic[i] - 1.0));
     }
   }
   if (r.feasible == 0) {

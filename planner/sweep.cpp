@@ -250,6 +250,17 @@ FastAxis make_fast_axis(const Axis& a) {
   return f;
 }
 
+Scenario point_scenario(const SweepBase& base, const std::vector<FastAxis>& axes, const SweepPoint& p) {
+  Scenario s = base.scenario;
+  for (size_t i = 0; i < axes.size() && i < p.fast_values.size(); ++i) axes[i].setters[p.fast_values[i]](s);
+  // The recorded layout is the final one (after the auto layout and every setter).
+  LayoutChoice c{p.tp, p.pp, p.cp, p.ep, p.vpp, p.schedule, p.zero, p.recompute, p.micro_batch, p.sequence_parallel};
+  apply_layout(s, c);
+  s.parallel.recompute.every = p.recompute_every;
+  resolve_layout(s);
+  return s;
+}
+
 SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes, bool parallel_auto,
                       Objective objective, const Constraints& constraints, int top_n, const SweepOptions& options) {
   const auto started = std::chrono::steady_clock::now();
@@ -345,6 +356,7 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
       p.vpp = s.parallel.vpp; p.zero = s.parallel.zero; p.schedule = s.parallel.schedule;
       p.recompute = s.parallel.recompute.mode; p.recompute_every = s.parallel.recompute.every;
       p.micro_batch = s.training.micro_batch; p.nodes = s.cluster.nodes; p.gpus = s.gpus();
+      p.sequence_parallel = s.parallel.sequence_parallel;
     };
     std::vector<Problem> problems = resolve_layout(s);
     if (problems.empty()) problems = check_scenario(s, true);

@@ -41,6 +41,7 @@ struct SweepPoint {
   RecomputeMode recompute = RecomputeMode::none;
   int recompute_every = 0;
   std::int64_t micro_batch = 1;
+  bool sequence_parallel = false;
   std::vector<std::uint32_t> fast_values;  // value index per fast axis (for labels)
   double memory = 0;        // worst-stage bytes per GPU
   double capacity = 0;
@@ -81,6 +82,9 @@ struct SweepBase {
   Scenario scenario;
   HardwareProfile profile;
 };
+
+// The scenario of a point: its base, the grid values and (for parallel: auto) its layout.
+Scenario point_scenario(const SweepBase& base, const std::vector<FastAxis>& axes, const SweepPoint& p);
 
 SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes, bool parallel_auto,
                       Objective objective, const Constraints& constraints, int top, const SweepOptions& options);

@@ -196,6 +196,30 @@ TEST(SweepEngine, RejectionAccountingAddsUp) {
   EXPECT_EQ(reasons, r.indivisible + r.constrained);
 }
 
+TEST(SweepEngine, PointScenarioReproducesThePoint) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"training.global_batch", "64,128"}, {"parallel.zero", "1,2"}});
+  SweepBase b{"", base, profile_for(base)};
+  SweepOptions opt;
+  SweepResult r = run_sweep({b}, axes, true, Objective::time, {}, 5, opt);
+  ASSERT_FALSE(r.top.empty());
+  for (const auto& p : r.top) {
+    Scenario s = point_scenario(b, axes, p);
+    EXPECT_TRUE(check_scenario(s, true).empty());
+    Plan plan = make_plan(s, b.profile);
+    EXPECT_DOUBLE_EQ(plan.time.step.value, p.step);
+    EXPECT_DOUBLE_EQ(plan.estimate.memory.total.value, p.memory);
+  }
+}
+
+TEST(SweepCli, SimulateTopRescoresTheBestLayouts) {
+  test::RunResult r = test::run_trainplan("sweep --grid parallel.pp=1,2,4 --top 3 --simulate-top 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t at = r.output.find("Re-scored with the step simulator (best 2)");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("simulated [s]", at), std::string::npos);
+}
+
 TEST(SweepCli, NoFeasiblePointExitsNonZeroAndSaysWhy) {
   test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=3,5 --grid parallel.pp=1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
