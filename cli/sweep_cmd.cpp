@@ -32,7 +32,16 @@ std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>
     }
     SweepBase b;
     b.label = label;
-    b.scenario = scenario_from_yaml(doc, spec.base_file, Catalog::builtin(), false);
+    try {
+      b.scenario = scenario_from_yaml(doc, spec.base_file, Catalog::builtin(), false);
+    } catch (const InputError& e) {
+      // Values applied from the grid carry no file position: name the grid axis instead.
+      if (e.where().file != "--set") throw;
+      for (const auto& a : slow) {
+        if (e.field().rfind(a.key, 0) == 0) throw InputError(a.where, "grid " + e.field(), e.message());
+      }
+      throw;
+    }
     b.profile = profile_for(b.scenario);
     bases.push_back(std::move(b));
     size_t j = 0;

@@ -234,6 +234,9 @@ TEST(SweepCli, MalformedGridIsAnInputError) {
   r = test::run_trainplan("sweep --grid parallel.zero=5");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("ZeRO stage"), std::string::npos) << r.output;
+  r = test::run_trainplan("sweep --grid model=llama9");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--grid: grid model: unknown model 'llama9'"), std::string::npos) << r.output;
 }
 
 TEST(SweepCli, SweepFileWorks) {
