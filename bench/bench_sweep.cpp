@@ -50,6 +50,25 @@ void BM_SweepLlama70B(benchmark::State& state) {
 }
 BENCHMARK(BM_SweepLlama70B)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same model on a grid where every point is a valid layout, so every point is a full
+// make_plan evaluation (memory, step time, run totals): the evaluation rate.
+void BM_SweepLlama70BAllValid(benchmark::State& state) {
+  const tp::Scenario s = tp::default_scenario();
+  auto axes = grid({{"parallel.tp", "1,2,4,8"}, {"parallel.pp", "2,4,8"}, {"parallel.zero", "0..2"},
+                    {"parallel.recompute", "none,selective,full"}, {"cluster.nodes", "8,16,32"},
+                    {"training.global_batch", "512,1024,2048,4096"}, {"training.micro_batch", "1,2"},
+                    {"parallel.sequence_parallel", "true,false"}});
+  std::uint64_t points = 0, evaluated = 0;
+  for (auto _ : state) {
+    tp::SweepResult r = sweep(s, false, axes, static_cast<int>(state.range(0)));
+    points += r.total;
+    evaluated += r.feasible + r.out_of_memory + r.constrained;
+  }
+  state.counters["evaluated_share"] = static_cast<double>(evaluated) / static_cast<double>(points);
+  state.SetItemsProcessed(static_cast<int64_t>(evaluated));
+}
+BENCHMARK(BM_SweepLlama70BAllValid)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // Llama 3.1 405B on 16,384 H100s: parallel: auto x global batch (>= 100,000 points), ranking and fronts.
 void BM_Sweep405BAuto(benchmark::State& state) {
   const tp::Scenario s = tp::load_scenario_file(std::string(TRAINPLAN_SOURCE_DIR) + "/scenarios/examples/llama3.1-405b-16k-h100.yaml");
