@@ -161,7 +161,7 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
   }
 
   // Stage times per micro-batch.
-  std::vector<double> stage_total(static_cast<size_t>(p.pp));
+  double sum = 0;  // all stages' per-micro-batch time
   r.stages.reserve(static_cast<size_t>(p.pp));
   double worst = -1;
   double worst_f = 0, worst_b = 0, worst_compute = 0, worst_recompute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0;
@@ -181,7 +181,7 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
       bwd += head.bwd;
       compute += head.fwd + head.bwd;
     }
-    stage_total[static_cast<size_t>(i)] = f + bwd;
+    sum += f + bwd;
     StageTiming st;
     const double wgrad = 0.5 * L * layer.gemm_bwd;
     const double comm_f = L * (tp_layer_f + cp_layer_f + ep_layer_f);
@@ -212,8 +212,6 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
   // Pipeline: the slowest stage paces m micro-batches; the other stages' work is the fill and
   // drain, divided by v for the interleaved schedule (Narayanan et al. 2021) and shrunk for
   // ZB-H1, whose bubble is (p-1)(F + B - W) instead of (p-1)(F + B + W) (Qi et al. 2023).
-  double sum = 0;
-  for (double x : stage_total) sum += x;
   const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
   double fill = (sum - worst) / v;
   if (p.schedule == Schedule::zb_h1 && worst > 0) fill *= std::max(0.0, worst - 2 * worst_wgrad) / worst;
@@ -242,14 +240,14 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
     dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - worst_b) : reduce;
     r.dp_reduce = Seconds(reduce);
     r.dp_buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
+    const double gather =
+        p.zero >= 1 ? collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value : 0.0;
     if (p.zero >= 1) {
-      const double gather = collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value;
       dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
       r.dp_gather = Seconds(gather);
     }
     if (p.zero == 3) {
       // Every micro-batch gathers the weights for forward and again for backward, prefetched a layer ahead.
-      const double gather = collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value;
       const double per_mb = 2.0 * gather;
       dp_exposed += m * (p.overlap_param_gather ? std::max(0.0, per_mb - (worst_f + worst_b)) : per_mb);
     }
