@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace tp {
@@ -18,21 +19,19 @@ struct Collector {
 
 }  // namespace
 
+void auto_layers_per_stage(int layers, int stages, std::vector<int>& out) {
+  out.assign(static_cast<size_t>(std::max(stages, 0)), stages > 0 ? layers / stages : 0);
+  if (stages <= 0 || layers % stages == 0) return;
+  // stages - extra stages stay light; they go to the ends: first, last, second, second-to-last ...
+  // so the first ceil(lights / 2) and the last floor(lights / 2) stages are light.
+  const int lights = stages - layers % stages;
+  const int head = (lights + 1) / 2, tail = lights / 2;
+  for (int i = head; i < stages - tail; ++i) out[static_cast<size_t>(i)] += 1;
+}
+
 std::vector<int> auto_layers_per_stage(int layers, int stages) {
-  std::vector<int> out(static_cast<size_t>(stages), stages > 0 ? layers / stages : 0);
-  if (stages <= 0) return out;
-  int extra = layers % stages;
-  if (extra == 0) return out;
-  // stages - extra stages stay light; they go to the ends (first, last, second, ...).
-  std::vector<bool> light(static_cast<size_t>(stages), false);
-  int lights = stages - extra;
-  for (int k = 0, lo = 0, hi = stages - 1; k < lights; ++k) {
-    if (k % 2 == 0) light[static_cast<size_t>(lo++)] = true;
-    else light[static_cast<size_t>(hi--)] = true;
-  }
-  for (int i = 0; i < stages; ++i) {
-    if (!light[static_cast<size_t>(i)]) out[static_cast<size_t>(i)] += 1;
-  }
+  std::vector<int> out;
+  auto_layers_per_stage(layers, stages, out);
   return out;
 }
 
@@ -73,7 +72,7 @@ std::vector<Problem> resolve_layout(Scenario& s) {
                 ") divisible by pp × vpp = " + num(chunks) + "; change vpp or give parallel.layers_per_stage");
       return c.out;
     }
-    p.layers_per_stage = auto_layers_per_stage(s.model.layers, p.pp);
+    auto_layers_per_stage(s.model.layers, p.pp, p.layers_per_stage);
   }
   return c.out;
 }

@@ -23,6 +23,7 @@ std::vector<Problem> resolve_layout(Scenario& s);
 // The default split of `layers` over `stages`: as even as possible, lighter stages placed
 // first, last, second, second-to-last ... (Llama 3.1 405B: 126 layers on 16 stages = 7, 8 x 14, 7).
 std::vector<int> auto_layers_per_stage(int layers, int stages);
+void auto_layers_per_stage(int layers, int stages, std::vector<int>& out);  // reuses `out`
 
 // All cross-field rule violations (tp dividing heads, batch divisibility, schedule/vpp ...).
 // Stops after the first problem when `first_only`.

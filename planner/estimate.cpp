@@ -139,6 +139,20 @@ Estimate estimate(const Scenario& s) {
 
 Estimate estimate(const Scenario& s, const OpGraph& g) {
   Estimate e;
+  estimate_into(s, g, e);
+  return e;
+}
+
+void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
+  {  // start from a default Estimate but keep the vectors' capacity (sweeps reuse one per thread)
+    std::vector<MemoryBreakdown> stages = std::move(e.stages);
+    std::vector<Violation> violations = std::move(e.violations);
+    stages.clear();
+    violations.clear();
+    e = Estimate{};
+    e.stages = std::move(stages);
+    e.violations = std::move(violations);
+  }
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
   const MemorySettings& ms = s.memory;
@@ -318,7 +332,6 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
     e.violations.push_back(std::move(v));
   }
   e.feasible = e.violations.empty();
-  return e;
 }
 
 }  // namespace tp

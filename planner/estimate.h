@@ -65,6 +65,8 @@ Estimate estimate(const Scenario& s);
 
 // The same with a prebuilt op graph (sweeps reuse one graph for many layouts).
 Estimate estimate(const Scenario& s, const OpGraph& graph);
+// The same into an existing Estimate, reusing its vectors (no allocation once they are large enough).
+void estimate_into(const Scenario& s, const OpGraph& graph, Estimate& out);
 
 // Korthikanti-style activation bytes of ONE layer for ONE micro-batch on one GPU, as stored
 // between forward and backward under the scenario's recompute mode (no in-flight factor).

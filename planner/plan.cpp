@@ -10,8 +10,13 @@ Plan make_plan(const Scenario& s, const HardwareProfile& hw) {
 
 Plan make_plan(const Scenario& s, const OpGraph& g, const HardwareProfile& hw) {
   Plan p;
-  p.estimate = estimate(s, g);
-  p.time = step_time(s, g, p.estimate, hw);
+  make_plan_into(s, g, hw, p);
+  return p;
+}
+
+void make_plan_into(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, Plan& p) {
+  estimate_into(s, g, p.estimate);
+  step_time_into(s, g, p.estimate, hw, p.time);
   // A checkpoint holds every parameter once: 16-bit (or fp32) weights, the fp32 master copy and the
   // optimizer states.
   const TrainingSpec& t = s.training;
@@ -31,7 +36,6 @@ Plan make_plan(const Scenario& s, const OpGraph& g, const HardwareProfile& hw) {
   in.checkpoint_bytes = p.checkpoint_bytes;
   in.costs = s.costs;
   p.run = run_totals(in);
-  return p;
 }
 
 }  // namespace tp

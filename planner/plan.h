@@ -18,5 +18,7 @@ struct Plan {
 
 Plan make_plan(const Scenario& s, const HardwareProfile& hw);
 Plan make_plan(const Scenario& s, const OpGraph& g, const HardwareProfile& hw);
+// The same into an existing Plan (a sweep keeps one per thread: no allocation per point).
+void make_plan_into(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, Plan& out);
 
 }  // namespace tp

@@ -86,6 +86,17 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
 
 StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw) {
   StepTime r;
+  step_time_into(s, g, e, hw, r);
+  return r;
+}
+
+void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw, StepTime& r) {
+  {  // start from a default StepTime but keep the vector's capacity
+    std::vector<StageTiming> stages = std::move(r.stages);
+    stages.clear();
+    r = StepTime{};
+    r.stages = std::move(stages);
+  }
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
   const GpuSpec& gpu = s.cluster.gpu;
@@ -289,7 +300,6 @@ StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const
   const double busy = std::min(1.0, (r.compute + r.recompute).value / r.step.value);
   const double busy_w = gpu.tdp.value * hw.busy_power_fraction;
   r.gpu_power = Watts(hw.idle_power.value + (busy_w - hw.idle_power.value) * busy);
-  return r;
 }
 
 }  // namespace tp

@@ -55,5 +55,7 @@ struct StepTime {
 };
 
 StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw);
+// The same into an existing StepTime, reusing its vector.
+void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw, StepTime& out);
 
 }  // namespace tp

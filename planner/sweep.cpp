@@ -210,6 +210,8 @@ struct ThreadState {
   Precision graph_precision = Precision::bf16;
   bool graph_flash = true;
 
+  Plan plan;  // reused for every point of this thread
+
   std::uint64_t feasible = 0, oom = 0, indivisible = 0, constrained = 0;
   std::map<std::string, std::uint64_t> reasons;
   std::vector<SweepPoint> top;  // heap, worst at front
@@ -392,7 +394,8 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
       ts.graph_precision = s.training.precision;
       ts.graph_flash = s.training.flash_attention;
     }
-    const Plan plan = make_plan(s, ts.graph, base.profile);
+    make_plan_into(s, ts.graph, base.profile, ts.plan);
+    const Plan& plan = ts.plan;
     p.memory = plan.estimate.memory.total.value;
     p.capacity = plan.estimate.usable.value;
     p.step = plan.time.step.value;
