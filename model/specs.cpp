@@ -24,6 +24,10 @@ double element_bytes(Precision p) {
   return 4.0;
 }
 
+double master_bytes(const TrainingSpec& t) { return t.master_weights && stored_bytes(t.precision) < 4.0 ? 4.0 : 0.0; }
+
+double stored_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
+
 const char* to_string(MeshDim d) {
   switch (d) {
     case MeshDim::tp: return "tp";

@@ -16,6 +16,9 @@ inline constexpr int kPrecisionCount = 5;
 const char* to_string(Precision p);
 // Bytes of one element stored in this precision (tf32 is stored as fp32; fp8 as 1 byte).
 double element_bytes(Precision p);
+// Bytes of a weight or activation kept while training in `p`: 4 for fp32/tf32, else 2 (fp8 training
+// keeps 16-bit weights and, through Transformer Engine, 16-bit copies of most activations).
+double stored_bytes(Precision p);
 
 enum class Activation { gelu, swiglu, relu, relu2 };
 enum class Norm { layernorm, rmsnorm };
@@ -105,6 +108,10 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::adamw;
   bool flash_attention = true;
 };
+
+// Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with
+// master_weights: fp32, else 0.
+double master_bytes(const TrainingSpec& t);
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;

@@ -88,12 +88,6 @@ double in_flight_chunks(const ParallelSpec& p, int stage, std::int64_t m) {
   return 1.0;
 }
 
-double weight_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
-
-double master_bytes(const TrainingSpec& t) {
-  const bool low = t.precision == Precision::fp16 || t.precision == Precision::bf16 || t.precision == Precision::fp8;
-  return (t.master_weights && low) ? 4.0 : 0.0;
-}
 
 }  // namespace
 
@@ -207,7 +201,7 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
     head_params.adafactor_state += 4.0 * (v + h / p.tp);
   }
 
-  const double wb = weight_bytes(t.precision);
+  const double wb = stored_bytes(t.precision);
   const double gb = element_bytes(t.grad_precision);
   const double mb = master_bytes(t);
   const double ob = optimizer_bytes_per_param(t.optimizer);

@@ -3,11 +3,6 @@
 namespace tp {
 namespace {
 
-// Bytes of one activation element: 16-bit training keeps 16-bit activations; fp8 training keeps
-// 16-bit activations too (Transformer Engine stores higher-precision copies for most tensors);
-// fp32/tf32 keep 4 bytes.
-double activation_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
-
 double norm_params(const ModelSpec& m) {
   return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
 }
@@ -86,7 +81,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   const double a = static_cast<double>(m.heads);
   const double q_dim = a * static_cast<double>(m.head_dim);
   const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
-  const double bpv = activation_bytes(precision);
+  const double bpv = stored_bytes(precision);
   const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
   const double v = static_cast<double>(m.vocab);
   g.layer_input_bytes = s * h * bpv;

@@ -20,9 +20,7 @@ void make_plan_into(const Scenario& s, const OpGraph& g, const HardwareProfile& 
   // A checkpoint holds every parameter once: 16-bit (or fp32) weights, the fp32 master copy and the
   // optimizer states.
   const TrainingSpec& t = s.training;
-  const bool low = t.precision != Precision::fp32 && t.precision != Precision::tf32;
-  const double per_param = (low ? 2.0 : 4.0) + (low && t.master_weights ? 4.0 : 0.0) +
-                           optimizer_bytes_per_param(t.optimizer);
+  const double per_param = stored_bytes(t.precision) + master_bytes(t) + optimizer_bytes_per_param(t.optimizer);
   p.checkpoint_bytes = Bytes(per_param * p.estimate.parameters_total);
 
   RunInputs in;

@@ -104,7 +104,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   Ctx c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
         attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
   const double m = static_cast<double>(e.micro_batches);
-  const double bpv = (t.precision == Precision::fp32 || t.precision == Precision::tf32) ? 4.0 : 2.0;
+  const double bpv = stored_bytes(t.precision);
   const double seq_local = static_cast<double>(t.sequence_length) / p.cp;
 
   const OpTimes layer = time_ops(g.layer, c);
@@ -241,7 +241,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const MemoryBreakdown& stage = e.stages[static_cast<size_t>(r.slowest_stage)];
   const double params = stage.parameters;
   const double grad_bytes = params * element_bytes(t.grad_precision);
-  const double weight_bytes = params * ((t.precision == Precision::fp32 || t.precision == Precision::tf32) ? 4.0 : 2.0);
+  const double weight_bytes = params * stored_bytes(t.precision);
   double dp_exposed = 0;
   if (dp_group.size > 1) {
     const double reduce = p.zero == 0

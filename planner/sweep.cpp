@@ -33,12 +33,14 @@ bool parse_bool(const Axis& a, const std::string& v) {
   throw InputError(a.where, a.key, "'" + v + "' is not true or false");
 }
 
+// The first `count` values of an enum, named by their to_string() spelling (the scenario's words).
 template <class E>
-E parse_choice(const Axis& a, const std::string& v, std::initializer_list<std::pair<const char*, E>> options) {
+E parse_named(const Axis& a, const std::string& v, int count) {
   std::string list;
-  for (const auto& o : options) {
-    if (v == o.first) return o.second;
-    list += (list.empty() ? "" : " | ") + std::string(o.first);
+  for (int i = 0; i < count; ++i) {
+    const E e = static_cast<E>(i);
+    if (v == to_string(e)) return e;
+    list += (list.empty() ? "" : " | ") + std::string(to_string(e));
   }
   throw InputError(a.where, a.key, "'" + v + "' is not one of " + list);
 }
@@ -62,9 +64,7 @@ Setter recompute_setter(const Axis& a, const std::string& v) {
     k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
     rc = {RecomputeMode::every, static_cast<int>(parse_int(a, k, 1))};
   } else {
-    rc.mode = parse_choice<RecomputeMode>(a, v, {{"none", RecomputeMode::none},
-                                                 {"selective", RecomputeMode::selective},
-                                                 {"full", RecomputeMode::full}});
+    rc.mode = parse_named<RecomputeMode>(a, v, 3);  // none | selective | full ({every: k} above)
   }
   return [rc](Scenario& s) { s.parallel.recompute = rc; };
 }
@@ -95,8 +95,7 @@ Setter make_setter(const Axis& a, const std::string& v) {
     return [z](Scenario& s) { s.parallel.zero = static_cast<int>(z); };
   }
   if (k == "parallel.schedule") {
-    Schedule sc = parse_choice<Schedule>(a, v, {{"gpipe", Schedule::gpipe}, {"1f1b", Schedule::one_f_one_b},
-                                                {"interleaved", Schedule::interleaved}, {"zb-h1", Schedule::zb_h1}});
+    const Schedule sc = parse_named<Schedule>(a, v, 4);
     return [sc](Scenario& s) { s.parallel.schedule = sc; };
   }
   if (k == "parallel.sequence_parallel") {
@@ -113,13 +112,8 @@ Setter make_setter(const Axis& a, const std::string& v) {
     return [b](Scenario& s) { s.training.flash_attention = b; };
   }
   if (k == "training.precision") {
-    Precision p = parse_choice<Precision>(a, v, {{"fp32", Precision::fp32}, {"tf32", Precision::tf32},
-                                                 {"fp16", Precision::fp16}, {"bf16", Precision::bf16},
-                                                 {"fp8", Precision::fp8}});
-    return [p](Scenario& s) {
-      s.training.precision = p;
-      if (p == Precision::fp8 && s.training.grad_precision == Precision::fp8) s.training.grad_precision = Precision::bf16;
-    };
+    const Precision p = parse_named<Precision>(a, v, kPrecisionCount);
+    return [p](Scenario& s) { s.training.precision = p; };
   }
   if (k == "cluster.nodes") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.cluster.nodes = static_cast<int>(x); });
   throw InputError(a.where, a.key, "not a fast sweep key");
@@ -141,19 +135,7 @@ void save(const Scenario& s, Mutable& m) {
 }
 
 void restore(Scenario& s, const Mutable& m) {
-  s.parallel.tp = m.parallel.tp;
-  s.parallel.pp = m.parallel.pp;
-  s.parallel.dp = m.parallel.dp;
-  s.parallel.dp_auto = m.parallel.dp_auto;
-  s.parallel.cp = m.parallel.cp;
-  s.parallel.ep = m.parallel.ep;
-  s.parallel.vpp = m.parallel.vpp;
-  s.parallel.layers_per_stage.assign(m.parallel.layers_per_stage.begin(), m.parallel.layers_per_stage.end());
-  s.parallel.layers_auto = m.parallel.layers_auto;
-  s.parallel.schedule = m.parallel.schedule;
-  s.parallel.zero = m.parallel.zero;
-  s.parallel.sequence_parallel = m.parallel.sequence_parallel;
-  s.parallel.recompute = m.parallel.recompute;
+  s.parallel = m.parallel;  // copy-assignment keeps layers_per_stage's storage: no allocation
   s.training = m.training;
   s.cluster.nodes = m.nodes;
   s.memory.headroom = m.headroom;
