@@ -211,7 +211,7 @@ void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
 void fit_memory(const Measurements& m, const FitOptions& o, FitResult& r) {
   std::vector<const Measurement*> all;
   for (const auto& it : m.items) {
-    if (is_memory(it.op)) all.push_back(&it);
+    if (is_memory(it.op) && it.op != MeasuredOp::memory_kernel) all.push_back(&it);
   }
   if (all.empty()) return;
   std::vector<const Measurement*> fit_items, held_items;

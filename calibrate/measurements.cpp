@@ -27,6 +27,7 @@ constexpr OpName kOpNames[kMeasuredOpCount] = {
     {MeasuredOp::memory_scale, "memory_scale"},
     {MeasuredOp::memory_triad, "memory_triad"},
     {MeasuredOp::memory_reduce, "memory_reduce"},
+    {MeasuredOp::memory_kernel, "memory_kernel"},
     {MeasuredOp::kernel_launch, "kernel_launch"},
     {MeasuredOp::all_reduce, "all_reduce"},
     {MeasuredOp::all_gather, "all_gather"},
@@ -73,7 +74,7 @@ bool is_collective(MeasuredOp op) {
 
 bool is_memory(MeasuredOp op) {
   return op == MeasuredOp::memory_copy || op == MeasuredOp::memory_scale || op == MeasuredOp::memory_triad ||
-         op == MeasuredOp::memory_reduce;
+         op == MeasuredOp::memory_reduce || op == MeasuredOp::memory_kernel;
 }
 
 bool is_attention(MeasuredOp op) { return op == MeasuredOp::attention_forward || op == MeasuredOp::attention_backward; }
@@ -135,6 +136,10 @@ json measurement_json(const Measurement& m) {
     j["impl"] = to_string(m.impl);
     j["shape"] = json{{"batch", a.batch},   {"heads", a.heads},       {"kv_heads", a.kv_heads}, {"seq_q", a.seq_q},
                       {"seq_kv", a.seq_kv}, {"head_dim", a.head_dim}, {"causal", a.causal}};
+  } else if (m.op == MeasuredOp::memory_kernel) {
+    j["kernel"] = to_string(m.kernel);
+    j["dtype"] = to_string(m.dtype);
+    j["shape"] = json{{"rows", m.rows}, {"cols", m.cols}, {"bytes", m.bytes}};
   } else if (is_memory(m.op)) {
     j["dtype"] = to_string(m.dtype);
     j["shape"] = json{{"bytes", m.bytes}};
@@ -405,6 +410,17 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
     if (a.heads % a.kv_heads != 0) {
       throw InputError({file, 0, 0}, r.field("shape.kv_heads"), "must divide heads (" + std::to_string(a.heads) + ")");
     }
+  } else if (m.op == MeasuredOp::memory_kernel) {
+    const std::string kernel = r.string("kernel", "", true);
+    const auto k = kernel_class_from_string(kernel);
+    if (!k) r.fail("kernel", "unknown kernel class '" + kernel + "'; expected one of " + kernel_class_names());
+    m.kernel = *k;
+    m.dtype = read_dtype(r);
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    m.rows = s.integer("rows", 0, true, 1);
+    m.cols = s.integer("cols", 1, false, 1);
+    m.bytes = s.number("bytes", 0, true, 1.0);
+    s.finish();
   } else if (is_memory(m.op)) {
     m.dtype = read_dtype(r);
     ObjectReader s(r.get("shape", true), r.field("shape"), file);
@@ -602,6 +618,9 @@ std::string shape_text(const Measurement& m) {
     std::snprintf(buf, sizeof buf, "b=%lld h=%lld/%lld s=%lld d=%lld%s", static_cast<long long>(a.batch),
                   static_cast<long long>(a.heads), static_cast<long long>(a.kv_heads), static_cast<long long>(a.seq_q),
                   static_cast<long long>(a.head_dim), a.causal ? " causal" : "");
+  } else if (m.op == MeasuredOp::memory_kernel) {
+    std::snprintf(buf, sizeof buf, "%s %lldx%lld, %.0f B", to_string(m.kernel), static_cast<long long>(m.rows),
+                  static_cast<long long>(m.cols), m.bytes);
   } else if (is_memory(m.op)) {
     std::snprintf(buf, sizeof buf, "%.0f B", m.bytes);
   } else if (is_collective(m.op)) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives.h"
+#include "kernel_class.h"
 #include "specs.h"
 #include "timing_stats.h"
 
@@ -28,6 +29,7 @@ enum class MeasuredOp {
   memory_scale,   // b[i] = k a[i]          : 2 S
   memory_triad,   // c[i] = a[i] + k b[i]   : 3 S
   memory_reduce,  // row sums of squares (norm-like): S read, rows x 4 B written
+  memory_kernel,  // a training step's memory-bound kernel of class `kernel` (model/kernel_class.h)
   kernel_launch,  // an empty kernel: time per launch, back to back on one stream
   all_reduce,
   all_gather,
@@ -37,7 +39,7 @@ enum class MeasuredOp {
   broadcast,
   power,  // NVML power during a phase (idle, gemm, memory)
 };
-inline constexpr int kMeasuredOpCount = 15;
+inline constexpr int kMeasuredOpCount = 16;
 
 const char* to_string(MeasuredOp op);
 std::optional<MeasuredOp> measured_op_from_string(const std::string& s);
@@ -77,6 +79,7 @@ struct AttentionShape {
 // One measured case. Which fields apply depends on `op`:
 //   gemm: dtype, gemm                    attention_*: dtype, attention, impl
 //   memory_*: dtype, bytes (moved)       kernel_launch: nothing else
+//   memory_kernel: kernel, dtype, rows x cols (the kernel's main tensor), bytes (minimal traffic moved)
 //   collectives: dtype, bytes (nccl-tests size), ranks, nodes, algbw, busbw
 //   power: phase, watts (median over the phase), time = the samples' span
 struct Measurement {
@@ -87,6 +90,8 @@ struct Measurement {
   AttentionShape attention;
   AttentionImpl impl = AttentionImpl::fused;
   double bytes = 0;
+  KernelClass kernel = KernelClass::residual_add;  // memory_kernel
+  std::int64_t rows = 0, cols = 0;                 // memory_kernel: its main tensor (tokens x hidden, ...)
   int ranks = 1;
   int nodes = 1;
   TimeStats time;

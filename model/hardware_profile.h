@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "kernel_class.h"
 #include "specs.h"
 #include "units.h"
 
@@ -32,6 +33,8 @@ struct HardwareProfile {
   double attention_backward = 0.45;
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
+  // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.
+  std::array<double, kKernelClassCount> kernel_efficiency{};
   Seconds kernel_launch = Seconds(4e-6);  // per kernel, not hidden behind the previous one
   CollectiveTierProfile intra_node{0.8, Seconds(0)};
   CollectiveTierProfile inter_node{0.9, Seconds(0)};
@@ -40,6 +43,10 @@ struct HardwareProfile {
   double busy_power_fraction = 0.8;  // average training power / TDP
 
   const GemmCurve& gemm_for(Precision p) const { return gemm[static_cast<size_t>(p)]; }
+  double efficiency_of(KernelClass k) const {
+    const double e = kernel_efficiency[static_cast<size_t>(k)];
+    return e > 0 ? e : memory_efficiency;
+  }
 };
 
 // Datasheet-derived defaults for the GPU's generation (one set per generation, no per-run tuning).

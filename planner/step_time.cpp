@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "collectives.h"
+#include "gemm_time.h"
 
 namespace tp {
 namespace {
@@ -37,7 +38,6 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
   OpTimes t;
   const double tokens = c.b * static_cast<double>(c.s.training.sequence_length) / c.cp;
   const double launch = c.hw.kernel_launch.value;
-  const GemmCurve& curve = c.hw.gemm_for(c.s.training.precision);
   for (const Op& op : ops) {
     const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
                          c.b / c.cp;
@@ -46,9 +46,11 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
       case OpKind::gemm: {
         const double split = op.flops_split == TpSplit::none ? 1.0 : c.tp;
         const double flops = op.fwd_flops * c.b / c.cp / split;
-        const double eff = curve.efficiency(tokens, op.gemm_rows, op.gemm_cols / split);
-        const double fwd = std::max(flops / (c.peak_gemm * eff), mem_time) + launch;
-        const double bwd = std::max(op.bwd_flops * c.b / c.cp / split / (c.peak_gemm * eff), 2 * mem_time) + 2 * launch;
+        // The op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h).
+        const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
+        const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, c.s.training.precision, dims).value - launch) / dims.flops() : 0.0;
+        const double fwd = std::max(flops * per_flop, mem_time) + launch;
+        const double bwd = std::max(op.bwd_flops * c.b / c.cp / split * per_flop, 2 * mem_time) + 2 * launch;
         t.fwd += fwd;
         t.bwd += bwd;
         t.gemm_fwd += fwd;

@@ -102,7 +102,7 @@ TEST(SuitePlan, WholePlanCoversEveryFamily) {
   for (const auto& m : plan) count[m.op]++;
   for (int i = 0; i < kMeasuredOpCount; ++i) {
     const MeasuredOp op = static_cast<MeasuredOp>(i);
-    if (op == MeasuredOp::broadcast) continue;
+    if (op == MeasuredOp::broadcast || op == MeasuredOp::memory_kernel) continue;  // kernels suite: not planned yet
     EXPECT_GT(count[op], 0) << to_string(op);
   }
   EXPECT_EQ(count[MeasuredOp::all_reduce], 28);
