@@ -11,6 +11,7 @@
 #include "format_units.h"
 #include "hardware_profile.h"
 #include "plan.h"
+#include "report.h"
 #include "scenario.h"
 #include "simulate.h"
 
@@ -119,7 +120,8 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
 }  // namespace
 
 int run_simulate(const SimulateOptions& o) {
-  Scenario s = load_scenario_file(o.scenario, o.sets);
+  // The same built-in default as `evaluate` and `sweep` when no file is given.
+  Scenario s = o.scenario.empty() ? default_scenario(o.sets) : load_scenario_file(o.scenario, o.sets);
   if (!o.profile.empty()) s.profile = o.profile;
   const HardwareProfile hw = profile_for(s);
   const Plan p = make_plan(s, hw);
@@ -132,7 +134,9 @@ int run_simulate(const SimulateOptions& o) {
   const SimResult r = simulate_step(s, p, so);
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
-    std::cout << simulation_json(s, p, r, o).dump(2) << "\n";
+    const nlohmann::json j = simulation_json(s, p, r, o);
+    require_finite_json(j);
+    std::cout << j.dump(2) << "\n";
   } else {
     print_simulation_table(std::cout, s, p, r, o, wall_ms);
   }
