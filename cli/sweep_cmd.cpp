@@ -196,6 +196,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
   bool from_file = false;
   if (!o.input.empty()) {
     YAML::Node doc = load_yaml_file(o.input);
+    require_document(doc, o.input);
     from_file = is_sweep_document(doc);
   }
   if (from_file) {
@@ -235,6 +236,9 @@ int run_sweep_command(const SweepCommandOptions& o) {
     };
   }
   SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, spec.top, options);
+  // Nearest misses are layouts short of memory; an infeasible point that fits (its job cannot make
+  // progress under failures, or host memory) is no near miss of memory.
+  std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
   if (!o.csv.empty()) {
     std::vector<SweepPoint> kept = options.keep_all ? r.all : r.top;
@@ -316,8 +320,9 @@ int run_sweep_command(const SweepCommandOptions& o) {
     std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
     int rank = 0;
     for (size_t i : order) {
-      std::printf("  %4d  %-46s %14.3f %14.3f %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(), analytic[i],
-                  rescored[i].step, 100.0 * (rescored[i].step / analytic[i] - 1.0));
+      std::printf("  %4d  %-46s %14s %14s %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(),
+                  format_fixed(analytic[i], 3).c_str(), format_fixed(rescored[i].step, 3).c_str(),
+                  100.0 * (rescored[i].step / analytic[i] - 1.0));
     }
   }
   if (r.feasible == 0) {

@@ -32,10 +32,13 @@ void check_links(const ClusterSpec& cl, Collector& c) {
     c.add("cluster.inter_node.nics_per_node", "cluster.nodes",
           "must be at least 1: " + num(cl.nodes) + " nodes talk through the NICs");
   }
-  if (cl.gpus_per_node > 1 && cl.intra_node.bandwidth.value <= 0.0) {
+  // Without intra_node the GPU's NVLink, else its PCIe, is the intra-node link (planner/collectives.cpp).
+  const bool intra_link = cl.intra_node.bandwidth.value > 0.0 || cl.gpu.nvlink.value > 0.0 || cl.gpu.pcie.value > 0.0;
+  if (cl.gpus_per_node > 1 && !intra_link) {
     c.add("cluster.intra_node.bandwidth", "cluster.gpus_per_node",
           "required: " + num(cl.gpus_per_node) + " GPUs per node need an intra-node link, and " + cluster_label(cl) +
-              " has none; give cluster.intra_node: {bandwidth: 450 GB/s} or gpus_per_node: 1");
+              " has none (nor does its GPU give nvlink or pcie); give cluster.intra_node: {bandwidth: 450 GB/s} "
+              "or gpus_per_node: 1");
   }
 }
 

@@ -315,6 +315,14 @@ YAML::Node load_yaml_file(const std::string& path) {
   return parse_yaml_text(buffer.str(), path);
 }
 
+void require_document(const YAML::Node& root, const std::string& path) {
+  if (!root.IsDefined() || root.IsNull()) {
+    throw InputError({path, 0, 0}, "",
+                     "holds no scenario (the file is empty or only comments); it needs at least model: and cluster: "
+                     "(docs/scenario-reference.md)");
+  }
+}
+
 Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog, bool check) {
   reject_nulls(root, "", file);
   MapReader r(root, "", file);
@@ -367,11 +375,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& file_lab
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides,
                             const Catalog& catalog) {
   YAML::Node root = load_yaml_file(path);
-  if (!root.IsDefined() || root.IsNull()) {
-    throw InputError({path, 0, 0}, "",
-                     "holds no scenario (the file is empty or only comments); it needs at least model: and cluster: "
-                     "(docs/scenario-reference.md)");
-  }
+  require_document(root, path);
   return scenario_with_overrides(root, path, overrides, catalog);
 }
 

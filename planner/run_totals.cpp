@@ -57,10 +57,10 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   const double w = m.checkpoint_write.value;
 
   // Young's optimum tau = sqrt(2 w M), capped to >= w (Daly's first-order form for w << M), and to at
-  // least one step: a checkpoint can only be written between optimizer steps.
+  // least one step: a checkpoint can only be written between optimizer steps. (w = 0 is the limit of
+  // continuous, free checkpointing: no interval, nothing lost but the restart.)
   double tau = 0.0;
-  if (w > 0.0) tau = failures ? std::max(std::sqrt(2.0 * w * mtbf), w) : 0.0;
-  if (tau > 0.0 || failures) tau = std::max(tau, step.value);
+  if (w > 0.0 && failures) tau = std::max({std::sqrt(2.0 * w * mtbf), w, step.value});
   m.checkpoint_interval = Seconds(tau);
 
   if (t0.value <= 0.0) return m;  // nothing to run: no failures, goodput 1

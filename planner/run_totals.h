@@ -15,7 +15,7 @@
 //  * The total time T is the fixed point of
 //        T = T0 * (1 + w/tau) + (T / M) * (tau/2 + w + R)
 //    i.e. T = T0 (1 + w/tau) / (1 - (tau/2 + w + R)/M), where T0 is the failure-free wall time.
-//    Checkpoints are written between optimizer steps, so tau is at least one step time.
+//    Checkpoints are written between optimizer steps, so tau is at least one step time (when w > 0).
 //    When (tau/2 + w + R) >= M the job cannot make progress (a failure comes before the work lost to
 //    the previous one is redone, e.g. a step longer than the MTBF): the regime is no_progress, the
 //    totals with failures are 0 (not a number of days: there is none) and goodput is 0.

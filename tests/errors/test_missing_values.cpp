@@ -43,10 +43,14 @@ TEST(MissingValues, InlineMultiNodeClusterWithoutInterNodeLink) {
   EXPECT_THAT(f.what, HasSubstr("inline cluster"));
 }
 
-// An inline node of several GPUs with no intra-node link: zero bandwidth for every tp collective.
+// An inline node of several GPUs with no intra-node link and a GPU without NVLink or PCIe figures:
+// zero bandwidth for every tp collective. (With the GPU's NVLink the collectives fall back to it.)
 TEST(MissingValues, MultiGpuNodeWithoutIntraNodeLink) {
+  Yaml with_nvlink;
+  with_nvlink.cluster = "{gpu: h100-sxm, nodes: 1, gpus_per_node: 8}";
+  EXPECT_FALSE(load_error(with_nvlink.str()).thrown) << load_error(with_nvlink.str()).what;
   Yaml y;
-  y.cluster = "{gpu: h100-sxm, nodes: 1, gpus_per_node: 8}";
+  y.cluster = "{gpu: {preset: h100-sxm, nvlink: 0 GB/s, pcie: 0 GB/s}, nodes: 1, gpus_per_node: 8}";
   y.parallel = "{tp: 2, pp: 2}";
   const auto f = load_error(y.str());
   ASSERT_TRUE(f.thrown);
@@ -124,7 +128,7 @@ TEST(MissingValues, EmptyCommentOnlyAndDirectoryNameTheFile) {
   const std::string dir = (std::filesystem::path(::testing::TempDir()) / "trainplan-a-dir.yaml").string();
   std::filesystem::create_directories(dir);
   for (const std::string& path : {empty, comments, dir}) {
-    for (const std::string args : {"evaluate '" + path + "'", "simulate '" + path + "'",
+    for (const std::string& args : {"evaluate '" + path + "'", "simulate '" + path + "'",
                                    "sweep '" + path + "' --grid parallel.tp=1,2"}) {
       const auto r = test::run_trainplan(args);
       EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
