@@ -78,7 +78,9 @@ void check_numbers(const nlohmann::json& j, const std::string& path, int& checke
     ++checked;
     const double v = j.get<double>();
     ASSERT_TRUE(std::isfinite(v)) << path;
-    if (!may_be_negative(path)) ASSERT_GE(v, 0.0) << path;
+    if (!may_be_negative(path)) {
+      ASSERT_GE(v, 0.0) << path;
+    }
   } else if (j.is_null()) {
     // nlohmann writes inf/NaN as null: no number field may be null.
     ASSERT_TRUE(path.size() >= 6 && path.substr(path.size() - 6) == ".trace") << "null at " << path;
@@ -155,6 +157,8 @@ TEST(RandomScenarios, EveryOutputNumberIsFinite) {
       ++simulated;
     }
   }
+  std::printf("random scenarios: %d evaluated (%d without progress), %d rejected with an error, %d simulated, "
+              "%d numbers checked\n", evaluated, no_progress, rejected, simulated, numbers);
   // The generator must exercise the model, not only its errors, and reach the degenerate regime.
   EXPECT_GT(evaluated, kScenarios / 4) << "rejected " << rejected;
   EXPECT_GT(simulated, 100);
