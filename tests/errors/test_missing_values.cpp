@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "error_test_support.h"
 
@@ -119,6 +121,45 @@ std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
   std::ofstream(path) << text;
   return path;
+}
+
+// Issue case: on a 2-node workstation preset `simulate` never returned (the event engine ran at
+// now = inf), nor did `evaluate --simulate` and `sweep --simulate-top`. Now each stops at the loader
+// (a sweep rejects every point with the field as the reason: no feasible point, exit 2).
+TEST(MissingValues, SimulatorsNeverSeeAMissingLink) {
+  const std::string path = write_temp("trainplan-two-workstations.yaml",
+                                      "model: llama3.1-8b\ncluster: {preset: workstation-4x4090, nodes: 2}\n"
+                                      "training: {global_batch: 8}\nparallel: {tp: 1, pp: 1}\n");
+  for (const std::string& args : {"simulate '" + path + "'", "evaluate --simulate '" + path + "'"}) {
+    const auto r = test::run_trainplan(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(path + ":2:10: cluster.inter_node.bandwidth: required")) << args;
+  }
+  const auto sweep = test::run_trainplan("sweep '" + path + "' --grid parallel.zero=1,2 --simulate-top 1");
+  EXPECT_EQ(sweep.exit_code, 2) << sweep.output;
+  EXPECT_THAT(sweep.output, HasSubstr("2  cluster.inter_node.bandwidth vs cluster.nodes"));
+  std::filesystem::remove(path);
+}
+
+// Issue case: in a sweep, points without an inter-node link counted as feasible and ranked under
+// "Best layouts" with step inf; the CSV held inf. Now they are rejected with the field as the reason.
+TEST(MissingValues, SweepRejectsPointsWithoutALink) {
+  const std::string path = write_temp("trainplan-workstation.yaml",
+                                      "model: gpt2-124m\ncluster: {preset: workstation-4x4090}\n"
+                                      "training: {global_batch: 64}\nparallel: {tp: 1, pp: 1}\n");
+  const std::string csv = (std::filesystem::path(::testing::TempDir()) / "trainplan-link.csv").string();
+  const auto r = test::run_trainplan("sweep '" + path + "' --grid cluster.nodes=1,2 --format json --csv '" + csv +
+                                     "' --csv-all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("points").at("feasible").get<int>(), 1);
+  EXPECT_EQ(j.at("rejections").at("cluster.inter_node.bandwidth vs cluster.nodes").get<int>(), 1);
+  for (const auto& p : j.at("top")) EXPECT_EQ(p.at("nodes").get<int>(), 1);
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+  std::filesystem::remove(path);
+  std::filesystem::remove(csv);
 }
 
 // Issue case: an empty file, a comment-only file or a directory said "error: --set: model: required".

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "plan.h"
 #include "run_totals.h"
@@ -123,6 +125,49 @@ TEST(RunRegimes, NoProgressIsAViolationOfThePlan) {
   EXPECT_EQ(v.kind, Violation::Kind::no_progress);
   EXPECT_NE(violation_message(v).find("this job cannot make progress"), std::string::npos);
   expect_finite(p.run);
+}
+
+// Issue case, end to end: 10^6 GPUs printed "inf days", "MTBF 0.0 h", "every 0 min" and JSON nulls.
+// The table says the job cannot make progress; the JSON names the regime, omits the totals that need a
+// finishing time and holds no null. (Job MTBF = 50,000 h / 10^6 GPUs = 180 s, printed "3.00 min".)
+TEST(RunRegimes, EvaluatePrintsNoProgressNotInf) {
+  const std::string sets =
+      "--set model=llama3.1-8b --set cluster.nodes=125000 --set training.global_batch=1000000 "
+      "--set parallel.tp=1 --set parallel.pp=1";
+  const test::RunResult table = test::run_trainplan("evaluate " + sets);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("this job cannot make progress"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("job MTBF 3.00 min"), std::string::npos) << table.output;
+  EXPECT_EQ(table.output.find("inf"), std::string::npos) << table.output;
+  EXPECT_EQ(table.output.find("nan"), std::string::npos) << table.output;
+  const test::RunResult json = test::run_trainplan("evaluate --format json " + sets);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(json.output.find("null"), std::string::npos) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j.at("run").at("regime"), "no_progress");
+  EXPECT_FALSE(j.at("run").contains("seconds"));
+  EXPECT_FALSE(j.at("run").contains("cost_usd"));
+  EXPECT_EQ(j.at("run").at("goodput").get<double>(), 0.0);
+  EXPECT_FALSE(j.at("feasible").get<bool>());
+  EXPECT_EQ(j.at("violations").back().at("kind"), "no_progress");
+}
+
+// Issue case: counts were written as floats (46702792704.0). Llama 3.1 8B has 8,030,261,248 parameters
+// (models.yaml, published); the default scenario's 512 x 8192 tokens per step = 4,194,304.
+TEST(JsonCounts, AreIntegers) {
+  const test::RunResult r = test::run_trainplan("evaluate --format json --set model=llama3.1-8b");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(j.at("parameters").at("total").is_number_integer());
+  EXPECT_EQ(j.at("parameters").at("total").get<std::int64_t>(), 8030261248);
+  EXPECT_TRUE(j.at("parameters").at("per_gpu").is_number_integer());
+  EXPECT_TRUE(j.at("parameters").at("active").is_number_integer());
+  EXPECT_TRUE(j.at("memory").at("per_gpu").at("parameters").is_number_integer());
+  EXPECT_TRUE(j.at("scenario").at("tokens_per_step").is_number_integer());
+  EXPECT_TRUE(j.at("run").at("steps").is_number_integer());
+  EXPECT_TRUE(j.at("scenario").at("micro_batches").is_number_integer());
+  EXPECT_EQ(j.at("scenario").at("tokens_per_step").get<std::int64_t>(), 512 * 8192);
+  EXPECT_EQ(r.output.find("8030261248.0"), std::string::npos);  // printed without a fraction
 }
 
 }  // namespace
