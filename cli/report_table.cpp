@@ -156,7 +156,9 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   print_estimate_table(out, s, p.estimate);
   const StepTime& t = p.time;
   auto ms = [](Seconds x) { return format_fixed(x.value * 1e3, 1); };
-  out << "\n  Step time   " << format_seconds(t.step.value) << "  (profile: " << hw.name << ", slowest stage "
+  // Milliseconds matter for a step; past hours a unit reads better than a long number of seconds.
+  const std::string step = t.step.value < 1e4 ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
+  out << "\n  Step time   " << step << "  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "
