@@ -329,10 +329,17 @@ double solve_monotone(F f, double target, double lo, double hi, int sign) {
 void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
   using Key = std::tuple<int, int, int>;  // op, ranks, nodes
   std::map<Key, std::vector<const Measurement*>> groups;
+  int single_rank = 0;
   for (const auto& it : m.items) {
+    if (is_collective(it.op) && it.ranks <= 1) ++single_rank;
     if (is_collective(it.op) && it.ranks > 1 && it.time.median > 0) {
       groups[{static_cast<int>(it.op), it.ranks, it.nodes}].push_back(&it);
     }
+  }
+  if (single_rank > 0) {
+    r.report.notes.push_back("collectives: " + std::to_string(single_rank) +
+                             " measurement(s) with ranks: 1 dropped (one rank moves no data over a link; "
+                             "measure with 2 or more GPUs)");
   }
   if (groups.empty()) return;
   const ClusterSpec& cl = o.cluster;
@@ -598,6 +605,22 @@ double mape_percent(const std::vector<double>& measured, const std::vector<doubl
   return 100.0 * s / static_cast<double>(n);
 }
 
+// One note per family with no usable measurement: its profile values are the generation's defaults.
+void note_unmeasured_families(const Measurements& m, FitResult& r) {
+  bool attention = false, memory = false, collectives = false, power = false;
+  for (const auto& it : m.items) {
+    attention = attention || is_attention(it.op);
+    memory = memory || is_memory(it.op);
+    collectives = collectives || (is_collective(it.op) && it.ranks > 1);
+    power = power || it.op == MeasuredOp::power;
+  }
+  const char* kept = ": not measured; the generation's defaults kept";
+  if (!attention) r.report.notes.push_back(std::string("attention") + kept);
+  if (!memory) r.report.notes.push_back(std::string("memory") + kept);
+  if (!collectives) r.report.notes.push_back(std::string("collectives (multi-rank)") + kept);
+  if (!power) r.report.notes.push_back(std::string("power") + kept);
+}
+
 FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   const GpuSpec& gpu = options.cluster.gpu;
   bool any_peak = gpu.memory_bandwidth.value > 0;
@@ -618,6 +641,7 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   bool any = false;
   for (const auto& it : m.items) any = any || it.op != MeasuredOp::power;
   if (!any) r.report.notes.push_back("no kernel measurements: the profile is the generation's defaults");
+  note_unmeasured_families(m, r);
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Precision p = static_cast<Precision>(i);
     bool fitted = false;

@@ -58,8 +58,13 @@ ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
     throw InputError({o.input, 0, 0}, "device.name",
                      "cannot tell which catalog GPU '" + m.device.name + "' is; give --gpu KEY or --scenario FILE");
   }
+  // Blame the source of the key: --gpu, the file's device.gpu_key, or the guess from device.name.
+  const bool from_flag = !o.gpu.empty();
+  const bool from_file = !from_flag && !m.device.gpu_key.empty();
+  const SourceLocation where = from_flag ? SourceLocation{"--gpu", 0, 0} : SourceLocation{o.input, 0, 0};
+  const std::string field = from_flag ? "--gpu" : from_file ? "device.gpu_key" : "device.name";
   ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu(key, {"--gpu", 0, 0}, "gpu");
+  c.gpu = Catalog::builtin().gpu(key, where, field);
   c.key = "calibration";
   c.gpus_per_node = std::max(1, m.settings.gpus_per_node);
   c.nodes = std::max(1, m.settings.nodes);

@@ -1,9 +1,35 @@
 // trainplan: will this LLM training job fit, how fast, at what cost, and which layout is best.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <string>
+#include <thread>
 
 #include "commands.h"
 #include "errors.h"
+
+namespace {
+
+// A number that is finite and in [lo, hi] (CLI::Range lets NaN through: every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+          return "value " + text + " is not a finite number in [" + CLI::detail::to_string(lo) + " - " +
+                 CLI::detail::to_string(hi) + "]";
+        }
+        return "";
+      },
+      "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
+
+// Worker threads: 1 ... 4 x the hardware threads (more only adds memory and switching).
+int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"trainplan: plan LLM training jobs before renting GPUs"};
@@ -20,14 +46,14 @@ int main(int argc, char** argv) {
 
   tp::SimulateOptions sim;
   CLI::App* simulate = app.add_subcommand("simulate", "Simulate one training step: schedule, overlap, bubbles, timeline");
-  simulate->add_option("scenario", sim.scenario, "Scenario YAML")->required();
+  simulate->add_option("scenario", sim.scenario, "Scenario YAML (default: the built-in scenario)");
   simulate->add_option("--profile", sim.profile, "Hardware profile YAML");
   simulate->add_option("--set", sim.sets, "Override a key: --set parallel.pp=8 (repeatable)");
   simulate->add_option("--trace", sim.trace, "Write a Chrome trace JSON of the step (open in Perfetto)");
   simulate->add_option("--steps", sim.steps, "Simulated steps (with --jitter: the step-time distribution)")
       ->check(CLI::Range(1, 1000000));
   simulate->add_option("--jitter", sim.jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_range(0.0, 10.0));
   simulate->add_option("--seed", sim.seed, "Seed of the jitter draws");
   simulate->add_option("--format", sim.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
@@ -43,12 +69,15 @@ int main(int argc, char** argv) {
   sweep->add_option("--grid", sweep_opts.grids, "key=v1,v2,... | key=lo..hi | key=lo..hi:pow2 | parallel=auto");
   sweep->add_option("--set", sweep_opts.sets, "Override a key of the base scenario (repeatable)");
   sweep->add_option("--objective", sweep_opts.objective, "time | cost | energy | tokens_per_gpu | mfu");
-  sweep->add_option("--top", sweep_opts.top, "How many of the best points to show (default 10)");
-  sweep->add_option("--csv", sweep_opts.csv, "Write the kept points (or all with --csv-all) to a CSV file");
-  sweep->add_flag("--csv-all", sweep_opts.csv_all, "With --csv: every evaluated point");
+  sweep->add_option("--top", sweep_opts.top, "How many of the best points to show (default 10)")
+      ->check(CLI::Range(1, 1000000));
+  CLI::Option* csv = sweep->add_option("--csv", sweep_opts.csv, "Write the kept points (or all with --csv-all) to a CSV file");
+  sweep->add_flag("--csv-all", sweep_opts.csv_all, "With --csv: every evaluated point")->needs(csv);
   sweep->add_option("--format", sweep_opts.format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  sweep->add_option("--threads", sweep_opts.threads, "Worker threads (default: all cores)");
-  sweep->add_option("--simulate-top", sweep_opts.simulate_top, "Re-score the best N layouts with the step simulator");
+  sweep->add_option("--threads", sweep_opts.threads, "Worker threads (default: all cores)")
+      ->check(CLI::Range(1, max_threads()));
+  sweep->add_option("--simulate-top", sweep_opts.simulate_top, "Re-score the best N layouts with the step simulator")
+      ->check(CLI::Range(1, 1000));
 
   tp::CalibrateRunOptions cal_run;
   tp::CalibrateFitOptions cal_fit;
@@ -60,7 +89,8 @@ int main(int argc, char** argv) {
   cal_run_cmd->add_option("--scenario", cal_run.scenario, "Also measure this scenario's layer shapes");
   cal_run_cmd->add_option("-o,--output", cal_run.output, "Measurements JSON to write")->required();
   cal_run_cmd->add_option("--gpu", cal_run.gpu, "Catalog GPU key to record (default: from the device name)");
-  cal_run_cmd->add_option("--max-bytes", cal_run.max_bytes, "Largest collective size in bytes (default 1 GiB)");
+  cal_run_cmd->add_option("--max-bytes", cal_run.max_bytes, "Largest collective size in bytes (default 1 GiB)")
+      ->check(finite_range(0.0, 1e13));
   cal_run_cmd->add_flag("--quick", cal_run.quick, "Small grids and fewer repetitions (smoke test)");
   cal_run_cmd->add_flag("--no-flush", cal_run.no_flush, "Do not flush the L2 cache between timed runs");
   CLI::App* cal_fit_cmd = calibrate->add_subcommand("fit", "Fit a hardware profile to a measurements file");
@@ -68,7 +98,8 @@ int main(int argc, char** argv) {
   cal_fit_cmd->add_option("-o,--output", cal_fit.output, "Profile YAML to write (default: print it)");
   cal_fit_cmd->add_option("--gpu", cal_fit.gpu, "Catalog GPU (default: the one recorded in the file)");
   cal_fit_cmd->add_option("--scenario", cal_fit.scenario, "Scenario whose cluster gives the link bandwidths");
-  cal_fit_cmd->add_option("--holdout", cal_fit.holdout_every, "Hold out every k-th measurement for the fit quality (0: none)");
+  cal_fit_cmd->add_option("--holdout", cal_fit.holdout_every, "Hold out every k-th measurement for the fit quality (0: none)")
+      ->check(CLI::Range(0, 1000000));
   CLI::App* cal_show_cmd = calibrate->add_subcommand("show", "Print a hardware profile and its fit quality");
   cal_show_cmd->add_option("profile", cal_show_profile, "Profile YAML")->required();
   cal_show_cmd->add_option("--gpu", cal_show_gpu, "Catalog GPU (default: the profile's)");
@@ -80,7 +111,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 1 (CLI11's own codes are 105-114).
+    return app.exit(e) == 0 ? 0 : 1;
   }
 
   try {

@@ -20,4 +20,8 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
 void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw,
                       Seconds simulated = Seconds(0));
 
+// Throws std::logic_error (an internal error, exit 70) naming the first non-finite number in `j`:
+// the model never produces inf or NaN, and JSON would silently turn them into null.
+void require_finite_json(const nlohmann::json& j);
+
 }  // namespace tp

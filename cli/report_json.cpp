@@ -1,3 +1,6 @@
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "report.h"
@@ -5,11 +8,25 @@
 namespace tp {
 namespace {
 
+// Counts (parameters, tokens, steps) are whole numbers: written as JSON integers, not 4.67e10 floats.
+std::int64_t whole(double count) { return std::llround(count); }
+
+void check_finite(const nlohmann::json& j, const std::string& path) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    throw std::logic_error("non-finite number at " + path + " of the JSON output");
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) check_finite(it.value(), path + "." + it.key());
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) check_finite(j[i], path + "[" + std::to_string(i) + "]");
+  }
+}
+
 nlohmann::json memory_json(const MemoryBreakdown& b, const Estimate& e) {
   return {{"stage", b.stage},
           {"layers", b.layers},
           {"in_flight_micro_batches", b.in_flight},
-          {"parameters", b.parameters},
+          {"parameters", whole(b.parameters)},
           {"weights", b.weights.value},
           {"gradients", b.gradients.value},
           {"master_weights", b.master_weights.value},
@@ -38,18 +55,20 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
                      {"zero", p.zero}, {"sequence_parallel", p.sequence_parallel},
                      {"recompute", to_string(p.recompute.mode)}, {"recompute_every", p.recompute.every}}},
                    {"micro_batches", e.micro_batches},
-                   {"tokens_per_step", e.tokens_per_step}};
+                   {"tokens_per_step", whole(e.tokens_per_step)}};
   j["feasible"] = e.feasible;
   j["violations"] = nlohmann::json::array();
   for (const auto& v : e.violations) {
-    j["violations"].push_back({{"kind", v.kind == Violation::Kind::out_of_memory ? "out_of_memory" : "host_memory"},
+    j["violations"].push_back({{"kind", to_string(v.kind)},
                                {"stage", v.stage},
                                {"needed_bytes", v.needed},
                                {"available_bytes", v.available},
                                {"message", violation_message(v)},
                                {"fixes", v.fixes}});
   }
-  j["parameters"] = {{"total", e.parameters_total}, {"per_gpu", e.parameters_per_gpu}, {"active", e.parameters_active}};
+  j["parameters"] = {{"total", whole(e.parameters_total)},
+                     {"per_gpu", whole(e.parameters_per_gpu)},
+                     {"active", whole(e.parameters_active)}};
   j["flops"] = {{"model_per_step", e.flops.model_per_step.value},
                 {"hardware_per_step", e.flops.hardware_per_step.value},
                 {"recompute_per_step", e.flops.recompute_per_step.value},
@@ -85,7 +104,8 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                      {"tflops_per_gpu", t.tflops_per_gpu}};
   const RunTotals& r = p.run;
-  j["run"] = {{"steps", r.steps},
+  j["run"] = {{"steps", whole(r.steps)},
+              {"regime", to_string(r.failures.regime)},
               {"seconds", r.seconds_with_failures.value},
               {"seconds_without_failures", r.seconds.value},
               {"gpu_hours", r.gpu_hours},
@@ -105,9 +125,20 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                 {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
                 {"lost_work_seconds", r.failures.lost_work.value},
                 {"restart_seconds", r.failures.restart_time.value}}}};
+  if (s.costs.spot_gpu_hour.value > 0.0) j["run"]["spot_regime"] = to_string(r.spot_regime);
+  if (r.failures.regime == Regime::no_progress) {
+    // The job never finishes: there is no time, cost or energy with failures to report.
+    for (const char* key : {"seconds", "gpu_hours", "cost_usd", "spot_cost_usd", "energy_kwh", "energy_cost_usd",
+                            "co2_kg"}) {
+      j["run"].erase(key);
+    }
+    for (const char* key : {"expected_failures", "lost_work_seconds", "restart_seconds"}) j["run"]["failures"].erase(key);
+  }
   j["units"]["time"] = "seconds";
   j["units"]["run"] = "seconds, GPU-hours, USD, kWh, kg CO2";
   return j;
 }
+
+void require_finite_json(const nlohmann::json& j) { check_finite(j, "$"); }
 
 }  // namespace tp

@@ -41,6 +41,42 @@ std::vector<const MemoryBreakdown*> shown_stages(const Estimate& e) {
   return out;
 }
 
+// Run totals: days, dollars, energy and the failure model; a job that cannot make progress says so.
+void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
+  const RunTotals& r = p.run;
+  const StepTime& t = p.time;
+  const FailureModel& f = r.failures;
+  const bool progress = f.regime == Regime::ok;
+  out << "  Run         " << format_count(r.steps) << " steps, ";
+  if (progress) {
+    out << format_seconds(r.seconds_with_failures.value) << " (" << format_seconds(r.seconds.value)
+        << " without failures), " << format_count(r.gpu_hours) << " GPU-hours\n";
+    out << "  Cost        " << format_fixed(r.cost.value, 0) << " USD (" << format_fixed(r.cost_without_failures.value, 0)
+        << " USD without failures)";
+  } else {
+    out << "never finishes with failures (" << format_seconds(r.seconds.value) << " without failures)\n";
+    out << "  Cost        " << format_fixed(r.cost_without_failures.value, 0) << " USD without failures";
+  }
+  if (s.costs.spot_gpu_hour.value > 0) {
+    out << (r.spot_regime == Regime::ok ? ", spot " + format_fixed(r.spot_cost.value, 0) + " USD"
+                                        : std::string(", spot: preemptions come faster than the job progresses"));
+  }
+  out << "\n";
+  out << "  Energy      " << format_fixed(progress ? r.energy_kwh : r.energy_kwh_without_failures, 0) << " kWh"
+      << (progress ? "" : " without failures") << " (" << format_fixed(t.gpu_power.value, 0) << " W per GPU, PUE "
+      << format_fixed(s.costs.pue, 2) << ")";
+  if (progress) {
+    out << ", " << format_fixed(r.energy_cost_usd, 0) << " USD of electricity, " << format_fixed(r.co2_kg / 1000.0, 1)
+        << " t CO2";
+  }
+  out << "\n";
+  out << "  Failures    job MTBF " << format_seconds(f.job_mtbf.value) << ", ";
+  if (progress) out << format_fixed(f.expected_failures, 1) << " expected; ";
+  out << "checkpoint " << format_bytes(p.checkpoint_bytes.value) << " written in "
+      << format_seconds(f.checkpoint_write.value) << " every " << format_seconds(f.checkpoint_interval.value)
+      << "; goodput " << format_fixed(100 * f.goodput, 1) << "%\n";
+}
+
 }  // namespace
 
 void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e) {
@@ -120,7 +156,9 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   print_estimate_table(out, s, p.estimate);
   const StepTime& t = p.time;
   auto ms = [](Seconds x) { return format_fixed(x.value * 1e3, 1); };
-  out << "\n  Step time   " << format_fixed(t.step.value, 3) << " s  (profile: " << hw.name << ", slowest stage "
+  // Milliseconds matter for a step; past hours a unit reads better than a long number of seconds.
+  const std::string step = t.step.value < 1e4 ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
+  out << "\n  Step time   " << step << "  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "
@@ -134,22 +172,7 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << format_fixed(t.tokens_per_second_per_gpu, 0)
       << " tokens/s per GPU), " << format_fixed(t.tflops_per_gpu, 1) << " TFLOP/s per GPU, MFU "
       << format_fixed(100 * t.mfu, 1) << "%, HFU " << format_fixed(100 * t.hfu, 1) << "%\n";
-  const RunTotals& r = p.run;
-  out << "  Run         " << format_count(r.steps) << " steps, " << format_fixed(r.seconds_with_failures.value / 86400.0, 2)
-      << " days (" << format_fixed(r.seconds.value / 86400.0, 2) << " days without failures), "
-      << format_count(r.gpu_hours) << " GPU-hours\n";
-  out << "  Cost        " << format_fixed(r.cost.value, 0) << " USD (" << format_fixed(r.cost_without_failures.value, 0)
-      << " USD without failures)";
-  if (r.spot_cost.value > 0) out << ", spot " << format_fixed(r.spot_cost.value, 0) << " USD";
-  out << "\n";
-  out << "  Energy      " << format_fixed(r.energy_kwh, 0) << " kWh (" << format_fixed(t.gpu_power.value, 0)
-      << " W per GPU, PUE " << format_fixed(s.costs.pue, 2) << "), " << format_fixed(r.energy_cost_usd, 0)
-      << " USD of electricity, " << format_fixed(r.co2_kg / 1000.0, 1) << " t CO2\n";
-  out << "  Failures    job MTBF " << format_fixed(r.failures.job_mtbf.value / 3600.0, 1) << " h, "
-      << format_fixed(r.failures.expected_failures, 1) << " expected; checkpoint " << format_bytes(p.checkpoint_bytes.value)
-      << " written in " << format_fixed(r.failures.checkpoint_write.value, 0) << " s every "
-      << format_fixed(r.failures.checkpoint_interval.value / 60.0, 0) << " min; goodput "
-      << format_fixed(100 * r.failures.goodput, 1) << "%\n";
+  print_run(out, s, p);
 }
 
 }  // namespace tp

@@ -11,6 +11,7 @@
 #include "format_units.h"
 #include "hardware_profile.h"
 #include "plan.h"
+#include "report.h"
 #include "scenario.h"
 #include "simulate.h"
 
@@ -103,9 +104,12 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
          "   in flight sim / planner   activations [GiB] sim / planner\n";
   for (const SimStage& st : r.stages) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "    stage %-3d %22.4f %11.4f %26.4f %7.4f %7.4f %13.2f / %-8.2f %17.2f / %.2f%s\n", st.stage,
-                  st.busy.value, st.bubble.value, st.exposed_collectives.value, st.exposed_p2p.value, st.exposed_dp.value,
-                  st.peak_in_flight, st.planner_in_flight, st.activations.value / kGiB, st.planner_activations.value / kGiB,
+    // format_fixed: scientific notation for huge values instead of 30-digit cells.
+    std::snprintf(buf, sizeof buf, "    stage %-3d %22s %11s %26s %7s %7s %13s / %-8s %17s / %s%s\n", st.stage,
+                  secs(st.busy).c_str(), secs(st.bubble).c_str(), secs(st.exposed_collectives).c_str(),
+                  secs(st.exposed_p2p).c_str(), secs(st.exposed_dp).c_str(), format_fixed(st.peak_in_flight, 2).c_str(),
+                  format_fixed(st.planner_in_flight, 2).c_str(), format_fixed(st.activations.value / kGiB, 2).c_str(),
+                  format_fixed(st.planner_activations.value / kGiB, 2).c_str(),
                   (st.planner_in_flight > 0 && st.peak_in_flight != st.planner_in_flight) ? "  (differs)" : "");
     out << buf;
   }
@@ -119,7 +123,8 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
 }  // namespace
 
 int run_simulate(const SimulateOptions& o) {
-  Scenario s = load_scenario_file(o.scenario, o.sets);
+  // The same built-in default as `evaluate` and `sweep` when no file is given.
+  Scenario s = o.scenario.empty() ? default_scenario(o.sets) : load_scenario_file(o.scenario, o.sets);
   if (!o.profile.empty()) s.profile = o.profile;
   const HardwareProfile hw = profile_for(s);
   const Plan p = make_plan(s, hw);
@@ -132,7 +137,9 @@ int run_simulate(const SimulateOptions& o) {
   const SimResult r = simulate_step(s, p, so);
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
-    std::cout << simulation_json(s, p, r, o).dump(2) << "\n";
+    const nlohmann::json j = simulation_json(s, p, r, o);
+    require_finite_json(j);
+    std::cout << j.dump(2) << "\n";
   } else {
     print_simulation_table(std::cout, s, p, r, o, wall_ms);
   }

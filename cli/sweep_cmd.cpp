@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <unordered_set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +13,7 @@
 #include "errors.h"
 #include "format_units.h"
 #include "plan.h"
+#include "report.h"
 #include "scenario.h"
 #include "simulate.h"
 #include "sweep.h"
@@ -88,8 +92,11 @@ void print_points(const char* title, const std::vector<SweepPoint>& points, cons
               "days", "cost[USD]", "energy[MWh]", "other");
   int rank = 0;
   for (const auto& p : points) {
-    std::printf("  %4d  %-46s %6d %9.2f %9.3f %6.1f %9.2f %14.0f %11.1f  %s\n", ++rank, layout_label(p).c_str(), p.gpus,
-                p.memory / kGiB, p.step, 100 * p.mfu, p.run_seconds / 86400.0, p.cost, p.energy_kwh / 1000.0,
+    // format_fixed switches to scientific notation for huge values (no 40-digit cells).
+    std::printf("  %4d  %-46s %6d %9s %9s %6s %9s %14s %11s  %s\n", ++rank, layout_label(p).c_str(), p.gpus,
+                format_fixed(p.memory / kGiB, 2).c_str(), format_fixed(p.step, 3).c_str(),
+                format_fixed(100 * p.mfu, 1).c_str(), format_fixed(p.run_seconds / 86400.0, 2).c_str(),
+                format_fixed(p.cost, 0).c_str(), format_fixed(p.energy_kwh / 1000.0, 1).c_str(),
                 extra_label(p, bases, axes).c_str());
   }
 }
@@ -113,24 +120,52 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
           {"energy_kwh", p.energy_kwh}};
 }
 
+// A CSV cell of a number: empty when it is not finite (the model never produces one; no "inf" in a CSV).
+std::string cell(double v) {
+  if (!std::isfinite(v)) return "";
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// --csv names a file to create or replace, in a folder that exists: checked before the sweep runs.
+void check_csv_target(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError({"--csv", 0, 0}, path, "is a directory; give a file name");
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw InputError({"--csv", 0, 0}, path, "the folder " + parent.string() + " does not exist");
+  }
+}
+
 void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
                const std::vector<FastAxis>& axes) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    if (!out) throw IoError("cannot write " + path);
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw IoError("cannot write " + path);
+    }
     out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,recompute,micro_batch,gpus,nodes,memory_bytes,step_seconds,"
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << rc_label(p) << ","
-          << p.micro_batch << "," << p.gpus << "," << p.nodes << "," << p.memory << "," << p.step << "," << p.mfu << ","
-          << p.tokens_per_gpu << "," << p.run_seconds << "," << p.cost << "," << p.energy_kwh << ",\""
-          << extra_label(p, bases, axes) << "\"\n";
+          << p.micro_batch << "," << p.gpus << "," << p.nodes << "," << cell(p.memory) << "," << cell(p.step) << ","
+          << cell(p.mfu) << "," << cell(p.tokens_per_gpu) << "," << cell(p.run_seconds) << "," << cell(p.cost) << ","
+          << cell(p.energy_kwh) << ",\"" << extra_label(p, bases, axes) << "\"\n";
     }
-    if (!out) throw IoError("cannot write " + path);
+    if (!out) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw IoError("cannot write " + path);
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw IoError("cannot rename " + tmp + " to " + path);
+  }
 }
 
 void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
@@ -144,6 +179,16 @@ void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
   if (done >= total) std::fprintf(stderr, "\n");
 }
 
+// A value given twice on one grid axis would evaluate (and count) the same points twice.
+void reject_duplicate_values(const std::vector<Axis>& axes) {
+  for (const Axis& a : axes) {
+    std::unordered_set<std::string> seen;
+    for (const std::string& v : a.values) {
+      if (!seen.insert(v).second) throw InputError(a.where, "grid." + a.key, "value '" + v + "' is given twice");
+    }
+  }
+}
+
 }  // namespace
 
 int run_sweep_command(const SweepCommandOptions& o) {
@@ -151,6 +196,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
   bool from_file = false;
   if (!o.input.empty()) {
     YAML::Node doc = load_yaml_file(o.input);
+    require_document(doc, o.input);
     from_file = is_sweep_document(doc);
   }
   if (from_file) {
@@ -162,6 +208,8 @@ int run_sweep_command(const SweepCommandOptions& o) {
   } else {
     spec = sweep_from_cli(o.input, o.sets, o.grids);
   }
+  if (!o.csv.empty()) check_csv_target(o.csv);
+  reject_duplicate_values(spec.axes);
   if (!o.objective.empty()) spec.objective = parse_objective(o.objective, {"--objective", 0, 0}, "objective");
   if (o.top > 0) spec.top = o.top;
   if (spec.axes.empty() && !spec.parallel_auto) {
@@ -188,6 +236,9 @@ int run_sweep_command(const SweepCommandOptions& o) {
     };
   }
   SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, spec.top, options);
+  // Nearest misses are layouts short of memory; an infeasible point that fits (its job cannot make
+  // progress under failures, or host memory) is no near miss of memory.
+  std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
   if (!o.csv.empty()) {
     std::vector<SweepPoint> kept = options.keep_all ? r.all : r.top;
@@ -215,6 +266,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
       j[name] = nlohmann::json::array();
       for (const auto& p : *list) j[name].push_back(point_json(p, bases, fast));
     }
+    require_finite_json(j);
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
@@ -268,8 +320,9 @@ int run_sweep_command(const SweepCommandOptions& o) {
     std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
     int rank = 0;
     for (size_t i : order) {
-      std::printf("  %4d  %-46s %14.3f %14.3f %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(), analytic[i],
-                  rescored[i].step, 100.0 * (rescored[i].step / analytic[i] - 1.0));
+      std::printf("  %4d  %-46s %14s %14s %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(),
+                  format_fixed(analytic[i], 3).c_str(), format_fixed(rescored[i].step, 3).c_str(),
+                  100.0 * (rescored[i].step / analytic[i] - 1.0));
     }
   }
   if (r.feasible == 0) {

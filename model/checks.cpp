@@ -17,6 +17,31 @@ struct Collector {
   }
 };
 
+std::string cluster_label(const ClusterSpec& cl) {
+  return cl.key.empty() || cl.key == "inline" ? "this inline cluster" : "the cluster preset '" + cl.key + "'";
+}
+
+// A multi-node cluster needs the inter-node link (and NICs), a multi-GPU node the intra-node link:
+// the collectives divide their bytes by these bandwidths (planner/collectives.cpp).
+void check_links(const ClusterSpec& cl, Collector& c) {
+  if (cl.nodes > 1 && cl.inter_node.bandwidth.value <= 0.0) {
+    c.add("cluster.inter_node.bandwidth", "cluster.nodes",
+          "required: " + num(cl.nodes) + " nodes need an inter-node link, and " + cluster_label(cl) +
+              " has none; give cluster.inter_node: {bandwidth: 50 GB/s, nics_per_node: 8} or nodes: 1");
+  } else if (cl.nodes > 1 && cl.nics_per_node < 1) {
+    c.add("cluster.inter_node.nics_per_node", "cluster.nodes",
+          "must be at least 1: " + num(cl.nodes) + " nodes talk through the NICs");
+  }
+  // Without intra_node the GPU's NVLink, else its PCIe, is the intra-node link (planner/collectives.cpp).
+  const bool intra_link = cl.intra_node.bandwidth.value > 0.0 || cl.gpu.nvlink.value > 0.0 || cl.gpu.pcie.value > 0.0;
+  if (cl.gpus_per_node > 1 && !intra_link) {
+    c.add("cluster.intra_node.bandwidth", "cluster.gpus_per_node",
+          "required: " + num(cl.gpus_per_node) + " GPUs per node need an intra-node link, and " + cluster_label(cl) +
+              " has none (nor does its GPU give nvlink or pcie); give cluster.intra_node: {bandwidth: 450 GB/s} "
+              "or gpus_per_node: 1");
+  }
+}
+
 }  // namespace
 
 void auto_layers_per_stage(int layers, int stages, std::vector<int>& out) {
@@ -82,6 +107,10 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
   const ModelSpec& m = s.model;
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
+
+  // Links the step time divides by: every byte that crosses a node (or a GPU) needs a bandwidth.
+  check_links(s.cluster, c);
+  if (c.full()) return c.out;
 
   // Model shape.
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {

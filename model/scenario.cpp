@@ -1,5 +1,7 @@
 #include "scenario.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +13,39 @@ namespace tp {
 namespace {
 
 constexpr std::int64_t kBig = std::int64_t(1) << 52;
+
+// Upper bounds of the quantities that multiply into run totals: far above any real job, low enough
+// that no product of them (tokens x step time x GPUs x price) leaves the range of a double.
+constexpr double kMaxTokens = 1e18;        // the largest published runs train on ~1e13-1e14 tokens
+constexpr double kMaxUsdPerGpuHour = 1e6;
+constexpr double kMaxPerKwh = 1e6;         // USD or kg CO2 per kWh
+constexpr double kMaxHostPower = 1e9;      // watts per node
+constexpr double kMaxSeconds = 1e12;       // a restart, ~31,700 years
+constexpr double kMaxBufferBytes = 1e15;   // CUDA context, communication bucket
+
+// r.quantity() bounded above: an InputError naming the field when `value` exceeds `max`.
+double at_most(MapReader& r, const std::string& key, double value, double max) {
+  if (value > max) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", max);
+    r.fail(key, "is out of range: at most " + std::string(buf) + " (in base SI units)");
+  }
+  return value;
+}
+
+// An explicit null (`tp:`, `tp: ~`, `tp: null`) is an error, not "the default": omit the key for that.
+void reject_nulls(const YAML::Node& node, const std::string& path, const std::string& file) {
+  if (!node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+    const std::string field = path.empty() ? key : path + "." + key;
+    if (it->second.IsNull()) {
+      throw InputError(location_of(it->first, file), field,
+                       "has no value (null); give a value, or leave the key out for its default");
+    }
+    reject_nulls(it->second, field, file);
+  }
+}
 
 // A copy of `n` without positions, so that --set values report "--set" in messages.
 YAML::Node without_marks(const YAML::Node& n) {
@@ -79,7 +114,7 @@ TrainingSpec read_training(MapReader& r) {
   }
   t.micro_batch = r.integer("micro_batch", t.micro_batch, 1, kBig);
   if (!by_sequences && !by_tokens) t.global_batch = 0;  // resolve_layout(): micro_batch x dp
-  t.tokens = r.quantity("tokens", Dim::count, 1e12, 0.0);
+  t.tokens = at_most(r, "tokens", r.quantity("tokens", Dim::count, 1e12, 0.0), kMaxTokens);
   t.precision = read_precision(r, "precision", t.precision);
   std::string master = r.choice<std::string>("master_weights", "fp32", {{"none", "none"}, {"fp32", "fp32"}});
   t.master_weights = master == "fp32";
@@ -173,19 +208,23 @@ ParallelSpec read_parallel(MapReader& r) {
 
 CostSpec read_costs(MapReader& r) {
   CostSpec c;
-  c.gpu_hour = Usd(r.quantity("gpu_hour", Dim::usd, c.gpu_hour.value));
-  c.spot_gpu_hour = Usd(r.quantity("spot_gpu_hour", Dim::usd, 0.0));
+  c.gpu_hour = Usd(at_most(r, "gpu_hour", r.quantity("gpu_hour", Dim::usd, c.gpu_hour.value), kMaxUsdPerGpuHour));
+  c.spot_gpu_hour = Usd(at_most(r, "spot_gpu_hour", r.quantity("spot_gpu_hour", Dim::usd, 0.0), kMaxUsdPerGpuHour));
   c.preemptions_per_day = r.number("preemptions_per_day", 0.0, 0.0, 1e6);
-  c.host_power_per_node = Watts(r.quantity("host_power_per_node", Dim::watts, 0.0));
+  c.host_power_per_node =
+      Watts(at_most(r, "host_power_per_node", r.quantity("host_power_per_node", Dim::watts, 0.0), kMaxHostPower));
   c.pue = r.number("pue", c.pue, 1.0, 10.0);
-  c.electricity_usd_per_j = r.quantity("electricity", Dim::usd_per_kwh, c.electricity_usd_per_j);
-  c.carbon_kg_per_j = r.quantity("carbon", Dim::kg_per_kwh, c.carbon_kg_per_j);
+  c.electricity_usd_per_j = at_most(r, "electricity", r.quantity("electricity", Dim::usd_per_kwh, c.electricity_usd_per_j),
+                                    kMaxPerKwh / kJoulesPerKwh);
+  c.carbon_kg_per_j =
+      at_most(r, "carbon", r.quantity("carbon", Dim::kg_per_kwh, c.carbon_kg_per_j), kMaxPerKwh / kJoulesPerKwh);
   if (r.has("failures")) {
     MapReader f(r.node("failures"), r.field("failures"), r.file());
     c.failures.gpu_mtbf = Seconds(f.quantity("gpu_mtbf", Dim::seconds, c.failures.gpu_mtbf.value, 1.0));
     c.failures.checkpoint_bandwidth =
         ByteRate(f.quantity("checkpoint_bandwidth", Dim::byte_rate, c.failures.checkpoint_bandwidth.value, 1.0));
-    c.failures.restart = Seconds(f.quantity("restart", Dim::seconds, c.failures.restart.value));
+    c.failures.restart = Seconds(at_most(f, "restart", f.quantity("restart", Dim::seconds, c.failures.restart.value),
+                                         kMaxSeconds));
     f.finish();
   }
   return c;
@@ -193,10 +232,12 @@ CostSpec read_costs(MapReader& r) {
 
 MemorySettings read_memory(MapReader& r) {
   MemorySettings m;
-  m.cuda_context = Bytes(r.quantity("cuda_context", Dim::bytes, m.cuda_context.value));
+  m.cuda_context =
+      Bytes(at_most(r, "cuda_context", r.quantity("cuda_context", Dim::bytes, m.cuda_context.value), kMaxBufferBytes));
   m.allocator_overhead = r.number("allocator_overhead", m.allocator_overhead, 0.0, 1.0);
   m.headroom = r.number("headroom", m.headroom, 0.0, 0.9);
-  m.comm_bucket = Bytes(r.quantity("comm_bucket", Dim::bytes, m.comm_bucket.value));
+  m.comm_bucket =
+      Bytes(at_most(r, "comm_bucket", r.quantity("comm_bucket", Dim::bytes, m.comm_bucket.value), kMaxBufferBytes));
   m.zero3_prefetch_layers = static_cast<int>(r.integer("zero3_prefetch_layers", m.zero3_prefetch_layers, 0, 1000));
   return m;
 }
@@ -249,6 +290,10 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     throw InputError({"--set", 0, 0}, key, "cannot parse value '" + value + "': " + e.msg);
   }
+  if (!parsed.IsDefined() || parsed.IsNull()) {
+    throw InputError({"--set", 0, 0}, key,
+                     "has no value ('" + value + "'); give one, e.g. " + key + "=4, or leave the --set out for the default");
+  }
   set_path(root, path, 0, without_marks(parsed), assignment);
 }
 
@@ -261,6 +306,8 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "is a directory, not a YAML file");
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "", "cannot open the file");
   std::stringstream buffer;
@@ -268,7 +315,16 @@ YAML::Node load_yaml_file(const std::string& path) {
   return parse_yaml_text(buffer.str(), path);
 }
 
+void require_document(const YAML::Node& root, const std::string& path) {
+  if (!root.IsDefined() || root.IsNull()) {
+    throw InputError({path, 0, 0}, "",
+                     "holds no scenario (the file is empty or only comments); it needs at least model: and cluster: "
+                     "(docs/scenario-reference.md)");
+  }
+}
+
 Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog, bool check) {
+  reject_nulls(root, "", file);
   MapReader r(root, "", file);
   Scenario s;
   s.source = file;
@@ -318,7 +374,9 @@ Scenario load_scenario_text(const std::string& text, const std::string& file_lab
 
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides,
                             const Catalog& catalog) {
-  return scenario_with_overrides(load_yaml_file(path), path, overrides, catalog);
+  YAML::Node root = load_yaml_file(path);
+  require_document(root, path);
+  return scenario_with_overrides(root, path, overrides, catalog);
 }
 
 Scenario default_scenario(const std::vector<std::string>& overrides) {

@@ -24,6 +24,8 @@ Scenario default_scenario(const std::vector<std::string>& overrides = {});
 // Reads a YAML file or text (syntax errors become InputError with the label and position).
 YAML::Node load_yaml_file(const std::string& path);
 YAML::Node parse_yaml_text(const std::string& text, const std::string& label);
+// An InputError naming `path` when its document is empty or only comments.
+void require_document(const YAML::Node& root, const std::string& path);
 
 // Applies one "dotted.key=value" assignment to a YAML tree. A catalog name met on the way
 // (model: llama3.1-70b) becomes {preset: name} so that its fields can be overridden.

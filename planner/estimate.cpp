@@ -117,7 +117,22 @@ Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
   return Bytes(0);
 }
 
+const char* to_string(Violation::Kind k) {
+  switch (k) {
+    case Violation::Kind::out_of_memory: return "out_of_memory";
+    case Violation::Kind::host_memory: return "host_memory";
+    case Violation::Kind::no_progress: return "no_progress";
+  }
+  return "?";
+}
+
 std::string violation_message(const Violation& v) {
+  if (v.kind == Violation::Kind::no_progress) {
+    return "this job cannot make progress: a failure is expected every " + format_seconds(v.available) +
+           " (job MTBF) but each one costs " + format_seconds(v.needed) +
+           " of lost work and restart; use fewer GPUs, a larger costs.failures.gpu_mtbf, a faster "
+           "checkpoint_bandwidth or a shorter step";
+  }
   if (v.kind == Violation::Kind::host_memory) {
     return "offloaded states need " + format_bytes(v.needed) + " of host RAM per node but a node has " +
            format_bytes(v.available);

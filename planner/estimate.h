@@ -24,7 +24,9 @@ struct MemoryBreakdown {
 };
 
 struct Violation {
-  enum class Kind { out_of_memory, host_memory };
+  // no_progress: failures come faster than the job can redo the work they lose (run_totals.h); set by
+  // make_plan(), not by estimate(). `needed` / `available` are then seconds: lost per failure / job MTBF.
+  enum class Kind { out_of_memory, host_memory, no_progress };
   Kind kind = Kind::out_of_memory;
   int stage = 0;
   double needed = 0;     // bytes
@@ -35,6 +37,7 @@ struct Violation {
 // "stage 1 needs 88.69 GiB per GPU but 80.00 GiB is usable (8.69 GiB more needed)". Built on demand:
 // estimate() stays free of string work for sweeps.
 std::string violation_message(const Violation& v);
+const char* to_string(Violation::Kind k);  // "out_of_memory" | "host_memory" | "no_progress"
 
 struct FlopCounts {
   Flop model_per_step;     // forward + backward, no recompute (MFU numerator)

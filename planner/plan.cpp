@@ -34,6 +34,15 @@ void make_plan_into(const Scenario& s, const OpGraph& g, const HardwareProfile& 
   in.checkpoint_bytes = p.checkpoint_bytes;
   in.costs = s.costs;
   p.run = run_totals(in);
+  if (p.run.failures.regime == Regime::no_progress) {
+    // A valid but degenerate regime: reported as a violation (the job never finishes), never as inf.
+    Violation v;
+    v.kind = Violation::Kind::no_progress;
+    v.needed = p.run.failures.lost_per_failure.value;
+    v.available = p.run.failures.job_mtbf.value;
+    p.estimate.violations.push_back(v);
+    p.estimate.feasible = false;
+  }
 }
 
 }  // namespace tp

@@ -30,37 +30,45 @@ double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_ho
   return saving / lost_cost;
 }
 
-Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption) {
-  if (preemptions_per_second <= 0.0 || lost_per_preemption.value <= 0.0) return t0;
-  const double loss_fraction = preemptions_per_second * lost_per_preemption.value;  // r * t_lost
-  if (loss_fraction >= 1.0) return Seconds(t0.value > 0.0 ? kInf : 0.0);
-  return t0 / (1.0 - loss_fraction);
+bool preemptions_stall(double preemptions_per_second, Seconds lost_per_preemption) {
+  return preemptions_per_second > 0.0 && preemptions_per_second * lost_per_preemption.value >= 1.0;
 }
 
-FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f) {
+Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption) {
+  if (preemptions_per_second <= 0.0 || lost_per_preemption.value <= 0.0) return t0;
+  if (preemptions_stall(preemptions_per_second, lost_per_preemption)) return Seconds(0.0);
+  return t0 / (1.0 - preemptions_per_second * lost_per_preemption.value);  // T0 / (1 - r t_lost)
+}
+
+const char* to_string(Regime r) { return r == Regime::ok ? "ok" : "no_progress"; }
+
+FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f, Seconds step) {
   FailureModel m;
   // Independent exponential failures: the minimum of `gpus` exponentials has rate gpus / gpu_mtbf.
-  // A non-positive gpu_mtbf or GPU count disables the failure model (M = +inf).
-  m.job_mtbf = (f.gpu_mtbf.value > 0.0 && gpus > 0) ? f.gpu_mtbf / static_cast<double>(gpus) : Seconds(kInf);
+  // A non-positive gpu_mtbf or GPU count disables the failure model (job_mtbf reported as 0).
+  const bool failures = f.gpu_mtbf.value > 0.0 && gpus > 0;
+  const double mtbf = failures ? f.gpu_mtbf.value / static_cast<double>(gpus) : kInf;
+  m.job_mtbf = Seconds(failures ? mtbf : 0.0);
 
   // A non-positive size or bandwidth means checkpoints are free (w = 0, the limit of continuous checkpointing).
   m.checkpoint_write = (checkpoint_bytes.value > 0.0 && f.checkpoint_bandwidth.value > 0.0)
                            ? checkpoint_bytes / f.checkpoint_bandwidth
                            : Seconds(0.0);
   const double w = m.checkpoint_write.value;
-  const double mtbf = m.job_mtbf.value;
 
-  // Young's optimum tau = sqrt(2 w M), capped to >= w (Daly's first-order form for w << M).
+  // Young's optimum tau = sqrt(2 w M), capped to >= w (Daly's first-order form for w << M), and to at
+  // least one step: a checkpoint can only be written between optimizer steps. (w = 0 is the limit of
+  // continuous, free checkpointing: no interval, nothing lost but the restart.)
   double tau = 0.0;
-  if (w > 0.0) tau = std::isinf(mtbf) ? kInf : std::max(std::sqrt(2.0 * w * mtbf), w);
+  if (w > 0.0 && failures) tau = std::max({std::sqrt(2.0 * w * mtbf), w, step.value});
   m.checkpoint_interval = Seconds(tau);
 
   if (t0.value <= 0.0) return m;  // nothing to run: no failures, goodput 1
 
   // Checkpoints are written once per tau of useful progress.
-  const double overhead = (tau > 0.0 && !std::isinf(tau)) ? t0.value / tau * w : 0.0;
-  if (std::isinf(mtbf)) {
-    m.checkpoint_overhead = Seconds(overhead);
+  const double overhead = (tau > 0.0 && w > 0.0) ? t0.value / tau * w : 0.0;
+  m.checkpoint_overhead = Seconds(overhead);
+  if (!failures) {
     m.goodput = t0.value / (t0.value + overhead);
     return m;
   }
@@ -68,12 +76,10 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   // Per failure: tau/2 of progress lost on average plus the write in progress/redone, then restart.
   const double lost_per_failure = tau / 2.0 + w;
   const double per_failure = lost_per_failure + f.restart.value;
+  m.lost_per_failure = Seconds(per_failure);
   const double denominator = 1.0 - per_failure / mtbf;
   if (denominator <= 0.0) {  // failures come faster than the job can make progress
-    m.expected_failures = kInf;
-    m.lost_work = Seconds(kInf);
-    m.restart_time = Seconds(kInf);
-    m.checkpoint_overhead = Seconds(overhead);
+    m.regime = Regime::no_progress;
     m.goodput = 0.0;
     return m;
   }
@@ -82,7 +88,6 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   m.expected_failures = total / mtbf;
   m.lost_work = Seconds(m.expected_failures * lost_per_failure);
   m.restart_time = Seconds(m.expected_failures * f.restart.value);
-  m.checkpoint_overhead = Seconds(overhead);
   m.goodput = t0.value / total;
   return m;
 }
@@ -93,10 +98,12 @@ RunTotals run_totals(const RunInputs& in) {
   r.steps = (in.tokens > 0.0 && in.tokens_per_step > 0.0) ? std::ceil(in.tokens / in.tokens_per_step) : 0.0;
   r.seconds = in.step_time * r.steps;
 
-  r.failures = failure_model(r.seconds, in.gpus, in.checkpoint_bytes, c.failures);
+  r.failures = failure_model(r.seconds, in.gpus, in.checkpoint_bytes, c.failures, in.step_time);
   const FailureModel& f = r.failures;
-  r.seconds_with_failures = f.goodput > 0.0 ? r.seconds + f.checkpoint_overhead + f.lost_work + f.restart_time
-                                            : Seconds(kInf);
+  // No progress: there is no finishing time; the totals with failures stay 0 and the regime says why.
+  r.seconds_with_failures = f.regime == Regime::ok
+                                ? r.seconds + f.checkpoint_overhead + f.lost_work + f.restart_time
+                                : Seconds(0.0);
 
   r.gpu_hours = static_cast<double>(in.gpus) * r.seconds_with_failures.value / kHour;
   r.gpu_hours_without_failures = static_cast<double>(in.gpus) * r.seconds.value / kHour;
@@ -107,6 +114,7 @@ RunTotals run_totals(const RunInputs& in) {
   r.lost_per_preemption = f.checkpoint_interval / 2.0 + c.failures.restart;
   if (c.spot_gpu_hour.value > 0.0) {
     const double rate = c.preemptions_per_day / kSecondsPerDay;
+    if (f.regime != Regime::ok || preemptions_stall(rate, r.lost_per_preemption)) r.spot_regime = Regime::no_progress;
     r.spot_seconds = preempted_wall_time(r.seconds_with_failures, rate, r.lost_per_preemption);
     r.expected_preemptions = rate > 0.0 ? rate * r.spot_seconds.value : 0.0;
     r.spot_cost = rental_cost(in.gpus, r.spot_seconds, c.spot_gpu_hour);

@@ -15,11 +15,15 @@
 //  * The total time T is the fixed point of
 //        T = T0 * (1 + w/tau) + (T / M) * (tau/2 + w + R)
 //    i.e. T = T0 (1 + w/tau) / (1 - (tau/2 + w + R)/M), where T0 is the failure-free wall time.
-//    When (tau/2 + w + R) >= M the job never finishes: T, costs and energy are +infinity and
-//    goodput is 0.
+//    Checkpoints are written between optimizer steps, so tau is at least one step time (when w > 0).
+//    When (tau/2 + w + R) >= M the job cannot make progress (a failure comes before the work lost to
+//    the previous one is redone, e.g. a step longer than the MTBF): the regime is no_progress, the
+//    totals with failures are 0 (not a number of days: there is none) and goodput is 0.
 //  * Spot: preemptions arrive at costs.preemptions_per_day for the whole job; each one loses
 //    t_lost = tau/2 + R (half a checkpoint interval of progress plus the restart). The time with
 //    failures is inflated to the fixed point T / (1 - r t_lost) and billed at spot_gpu_hour.
+//    When r t_lost >= 1 the job cannot make progress on spot: spot_regime is no_progress, spot totals 0.
+// No field of RunTotals or FailureModel is ever infinite or NaN.
 #pragma once
 
 #include "specs.h"
@@ -39,16 +43,23 @@ struct RunInputs {
   CostSpec costs;               // prices, PUE, carbon, failures (model/specs.h)
 };
 
+// Whether the job finishes at all under failures (or preemptions).
+enum class Regime { ok, no_progress };
+const char* to_string(Regime r);  // "ok" | "no_progress"
+
 struct FailureModel {
-  Seconds job_mtbf;             // gpu_mtbf / gpus (independent exponential failures); +inf when disabled
+  Regime regime = Regime::ok;
+  Seconds job_mtbf;             // gpu_mtbf / gpus (independent exponential failures); 0 when disabled
   Seconds checkpoint_write;     // checkpoint_bytes / checkpoint_bandwidth (0 when either is <= 0)
-  Seconds checkpoint_interval;  // Young/Daly optimum sqrt(2 * write * mtbf), capped to >= write
+  Seconds checkpoint_interval;  // Young/Daly optimum sqrt(2 * write * mtbf), at least write and one step
   double expected_failures = 0; // over the run (total time with failures / job_mtbf)
   Seconds lost_work;            // expected recomputation: failures * (interval/2 + write)
   Seconds restart_time;         // failures * restart
   Seconds checkpoint_overhead;  // (failure-free run / interval) * write
-  double goodput = 1.0;         // useful (failure-free) time / total time
+  double goodput = 1.0;         // useful (failure-free) time / total time; 0 with no_progress
+  Seconds lost_per_failure;     // interval/2 + write + restart: what each failure costs
 };
+// With no_progress, make_plan() adds a Violation of kind no_progress (planner/estimate.h) that says so.
 
 struct RunTotals {
   double steps = 0;             // ceil(tokens / tokens_per_step)
@@ -60,6 +71,7 @@ struct RunTotals {
   Usd cost_without_failures;
   Usd spot_cost;                // 0 when no spot price; with preemptions (fixed point T = T0/(1 - r t_lost))
   Seconds spot_seconds;         // wall time on spot (with failures and preemptions); 0 when no spot price
+  Regime spot_regime = Regime::ok;  // no_progress: preemptions come faster than the work they lose is redone
   Seconds lost_per_preemption;  // interval/2 + restart
   double expected_preemptions = 0;  // over spot_seconds; 0 when no spot price
   Watts host_power_per_node;    // the value used (costs override or RunInputs)
@@ -74,7 +86,9 @@ struct RunTotals {
 RunTotals run_totals(const RunInputs& in);
 
 // The failure/checkpoint model alone for a failure-free wall time t0 on `gpus` GPUs.
-FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f);
+// `step`: one optimizer step; checkpoints fall between steps, so the interval is at least one step.
+FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f,
+                           Seconds step = Seconds(0));
 
 // Price of renting `gpus` GPUs for `wall`: gpus * wall[h] * gpu_hour.
 Usd rental_cost(int gpus, Seconds wall, Usd gpu_hour);
@@ -88,7 +102,9 @@ double facility_energy_kwh(int gpus, Watts gpu_power, int nodes, Watts host_powe
 double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_hour, Seconds lost_per_preemption);
 
 // Wall time inflated by preemptions at rate r per second with t_lost each: T = T0 / (1 - r t_lost)
-// (fixed point of T = T0 + r T t_lost, seed 26.21). +inf when r t_lost >= 1.
+// (fixed point of T = T0 + r T t_lost, seed 26.21). 0 when r t_lost >= 1 (no progress: check with
+// preemptions_stall first).
 Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption);
+bool preemptions_stall(double preemptions_per_second, Seconds lost_per_preemption);  // r t_lost >= 1
 
 }  // namespace tp

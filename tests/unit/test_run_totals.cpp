@@ -167,7 +167,11 @@ TEST(SpotPreemption, WithoutPreemptionsSpotIsGpuHoursTimesSpotPrice) {
 }
 
 TEST(SpotPreemption, LossFasterThanProgressNeverFinishes) {
-  EXPECT_TRUE(std::isinf(preempted_wall_time(Seconds(10.0), 1.0 / 3600.0, Seconds(3600.0)).value));
+  // r t_lost = 1/3600 per s * 3600 s = 1: a preemption per hour, each losing an hour. The stall is
+  // reported as such and the wall time stays finite (0: there is none).
+  EXPECT_TRUE(preemptions_stall(1.0 / 3600.0, Seconds(3600.0)));
+  EXPECT_FALSE(preemptions_stall(0.5 / 3600.0, Seconds(3600.0)));
+  EXPECT_EQ(preempted_wall_time(Seconds(10.0), 1.0 / 3600.0, Seconds(3600.0)).value, 0.0);
   EXPECT_EQ(preempted_wall_time(Seconds(10.0), 0.0, Seconds(3600.0)).value, 10.0);
 }
 
@@ -230,9 +234,12 @@ TEST(FailureYoungDaly, IntervalNeverShorterThanWrite) {
   f.checkpoint_bandwidth = ByteRate(1e9);
   const FailureModel m = failure_model(Seconds(1e6), 1, Bytes(1e12), f);
   EXPECT_NEAR(m.checkpoint_interval.value, 1000.0, 1e-9);
-  // And with per-failure loss (500 + 1000 + 600 s) over the MTBF the job never finishes.
+  // And with per-failure loss (500 + 1000 + 600 s) over the MTBF the job never finishes: a named
+  // regime with finite numbers, not an infinite expected failure count.
+  EXPECT_EQ(m.regime, Regime::no_progress);
   EXPECT_EQ(m.goodput, 0.0);
-  EXPECT_TRUE(std::isinf(m.expected_failures));
+  EXPECT_EQ(m.expected_failures, 0.0);
+  EXPECT_NEAR(m.lost_per_failure.value, 500.0 + 1000.0 + 600.0, 1e-9);
 }
 
 TEST(FailureYoungDaly, GoodputFallsAsMtbfShrinks) {

@@ -1,0 +1,93 @@
+// `calibrate fit` / `calibrate show` messages (issue 11, "Messages and exits"): the culprit of an unknown
+// GPU key is the file's field, dropped single-rank collectives and unmeasured families get a note, and a
+// directory is an error. Oracles: the measurements written by each test (synthetic.h) and the fields
+// they set.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fitter.h"
+#include "measurements.h"
+#include "synthetic.h"
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+bool has_note(const FitResult& r, const std::string& text) {
+  for (const auto& n : r.report.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Before: "error: --gpu: gpu: unknown gpu 'b300'" although no --gpu was given.
+TEST(CalibrateMessages, UnknownGpuKeyInTheFileBlamesTheFileField) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  m.device.gpu_key = "no-such-gpu";
+  const std::string meas = temp_path("trainplan_msg_unknown_key.json");
+  write_measurements(m, meas);
+  const auto r = test::run_trainplan("calibrate fit " + meas);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(meas + ": device.gpu_key"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("--gpu:"), std::string::npos) << r.output;
+  // The same key given with --gpu is blamed on --gpu.
+  const auto flag = test::run_trainplan("calibrate fit " + meas + " --gpu no-such-gpu");
+  EXPECT_EQ(flag.exit_code, 1) << flag.output;
+  EXPECT_NE(flag.output.find("--gpu"), std::string::npos) << flag.output;
+  std::filesystem::remove(meas);
+}
+
+// Three collectives measured on one rank: the fit drops them and says how many.
+TEST(CalibrateMessages, SingleRankCollectivesAreDroppedWithANote) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  int single = 0;
+  for (auto& it : m.items) {
+    if (is_collective(it.op) && single < 3) {
+      it.ranks = 1;
+      ++single;
+    }
+  }
+  ASSERT_EQ(single, 3);
+  FitOptions o;
+  o.cluster.gpu = Catalog::builtin().gpu(m.device.gpu_key, {}, "gpu");
+  const FitResult r = fit_profile(m, o);
+  EXPECT_TRUE(has_note(r, "collectives: 3 measurement(s) with ranks: 1 dropped")) << r.report.notes.size();
+}
+
+// A file with only GEMM measurements: every other family is named as not measured.
+TEST(CalibrateMessages, UnmeasuredFamiliesAreNamed) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  std::vector<Measurement> gemm_only;
+  for (const auto& it : m.items) {
+    if (it.op == MeasuredOp::gemm) gemm_only.push_back(it);
+  }
+  ASSERT_FALSE(gemm_only.empty());
+  m.items = gemm_only;
+  FitOptions o;
+  o.cluster.gpu = Catalog::builtin().gpu(m.device.gpu_key, {}, "gpu");
+  const FitResult r = fit_profile(m, o);
+  EXPECT_TRUE(has_note(r, "attention: not measured"));
+  EXPECT_TRUE(has_note(r, "memory: not measured"));
+  EXPECT_TRUE(has_note(r, "collectives (multi-rank): not measured"));
+  EXPECT_TRUE(has_note(r, "power: not measured"));
+  // Measured: the synthetic full suite names none of them.
+  const FitResult full = fit_profile(test::synthetic_measurements(test::SyntheticTruth{}, 0.0), o);
+  EXPECT_FALSE(has_note(full, "attention: not measured"));
+  EXPECT_FALSE(has_note(full, "memory: not measured"));
+}
+
+// Before: `calibrate show DIR` exited 0 and printed the defaults.
+TEST(CalibrateMessages, ShowOfADirectoryIsAnError) {
+  const std::string dir = temp_path("trainplan_msg_profile_dir");
+  std::filesystem::create_directories(dir);
+  const auto r = test::run_trainplan("calibrate show " + dir);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(dir + ": is a directory"), std::string::npos) << r.output;
+  std::filesystem::remove(dir);
+}
+
+}  // namespace
+}  // namespace tp

@@ -1,0 +1,47 @@
+// Printed numbers at any size (issue 11: "numbers past T/PiB print with 60+ digits"). Oracles: the
+// IEC 80000-13 binary prefixes (1 YiB = 1024^8 B), the SI-style count suffixes of format_units.h, and
+// hand-written expected strings.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "format_units.h"
+
+namespace tp {
+namespace {
+
+TEST(FormatUnits, BytesScaleToTheLargestBinaryPrefix) {
+  EXPECT_EQ(format_bytes(80.0 * 1024 * 1024 * 1024), "80.00 GiB");
+  EXPECT_EQ(format_bytes(512.0), "512 B");
+  EXPECT_EQ(format_bytes(3.0 * std::pow(1024.0, 6)), "3.00 EiB");  // past PiB: before, 3072.00 PiB
+  EXPECT_EQ(format_bytes(std::pow(1024.0, 8)), "1.00 YiB");
+  // Past the last prefix: scientific notation, not 60 digits.
+  EXPECT_EQ(format_bytes(1e60), "8.27e+35 YiB");  // 1e60 / 1024^8 = 8.27e35
+}
+
+TEST(FormatUnits, CountsAndFixedNeverPrintLongDigitRuns) {
+  EXPECT_EQ(format_count(70.55e9), "70.55 B");
+  EXPECT_EQ(format_count(999.0), "999");
+  EXPECT_EQ(format_count(1e60), "1.00e+48 T");
+  EXPECT_EQ(format_fixed(1234.5, 1), "1234.5");
+  EXPECT_EQ(format_fixed(1e40, 0), "1.000e+40");
+  EXPECT_EQ(format_fixed(std::numeric_limits<double>::quiet_NaN(), 2), "n/a");
+  EXPECT_EQ(format_fixed(std::numeric_limits<double>::infinity(), 2), "n/a");
+}
+
+TEST(FormatUnits, SecondsPickAReadableUnit) {
+  EXPECT_EQ(format_seconds(0.0), "0 s");
+  EXPECT_EQ(format_seconds(0.25), "250.0 ms");
+  EXPECT_EQ(format_seconds(56.5), "56.5 s");
+  EXPECT_EQ(format_seconds(300.0), "5.00 min");
+  EXPECT_EQ(format_seconds(5.0 * 3600), "5.00 h");
+  EXPECT_EQ(format_seconds(178.3 * 86400), "178.3 days");
+  EXPECT_EQ(format_seconds(10.0 * 31557600), "10.0 years");  // Julian year, 365.25 days
+  // The issue's 3.7e10 s step: 1172.5 years; and 3.7e20 s -> 1.17e13 years, scientific.
+  EXPECT_EQ(format_seconds(3.7e10), "1172.5 years");
+  EXPECT_EQ(format_seconds(3.7e20), "1.17e+13 years");
+}
+
+}  // namespace
+}  // namespace tp
