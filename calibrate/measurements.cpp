@@ -561,6 +561,8 @@ Measurements measurements_from_text(const std::string& text, const std::string& 
     std::string what = e.what();
     const auto pos = what.find("syntax error");
     throw InputError({file, line, col}, "", "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw InputError({file, 0, 0}, "", std::string("not valid JSON: ") + e.what());
   }
   return measurements_from_json(j, file);
 }

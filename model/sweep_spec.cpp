@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "catalog.h"
+#include "input_file.h"
 #include "quantity.h"
 #include "scenario.h"
 #include "work_limits.h"
@@ -188,8 +189,10 @@ SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std
 
 bool is_sweep_document(const YAML::Node& root) { return root.IsMap() && (root["grid"] || root["base"]); }
 
-SweepSpec load_sweep_file(const std::string& path) {
-  YAML::Node root = load_yaml_file(path);
+SweepSpec load_sweep_file(const std::string& path) { return load_sweep_text(read_input_file(path), path); }
+
+SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
+  YAML::Node root = parse_yaml_text(text, path);
   MapReader r(root, "", path);
   SweepSpec spec;
   if (!r.has("base")) r.fail("base", "required: a scenario file (relative to this file) or an inline scenario");

@@ -50,6 +50,8 @@ SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std
 // A sweep YAML: base: <file or inline scenario>, grid: {key: values | list, parallel: auto},
 // objective:, constraints: {max_gpus, max_nodes, budget, deadline, memory_headroom}, top:.
 SweepSpec load_sweep_file(const std::string& path);
+// The same from the text of a sweep file; `path` labels messages and anchors a relative base file.
+SweepSpec load_sweep_text(const std::string& text, const std::string& path);
 
 // The number of grid points (the product of the axes' value counts), checked without 64-bit wrap.
 // Throws InputError naming the first axis when it exceeds work_limits().sweep_points (--max-points).
