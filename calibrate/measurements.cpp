@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "input_file.h"
 #include "yaml_reader.h"
 
 namespace tp {
@@ -576,16 +577,15 @@ Measurements measurements_from_text(const std::string& text, const std::string& 
     std::string what = e.what();
     const auto pos = what.find("syntax error");
     throw InputError({file, line, col}, "", "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw InputError({file, 0, 0}, "", std::string("not valid JSON: ") + e.what());
   }
   return measurements_from_json(j, file);
 }
 
 Measurements read_measurements(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return measurements_from_text(ss.str(), path);
+  if (!std::ifstream(path, std::ios::binary)) throw IoError("cannot read " + path);
+  return measurements_from_text(read_input_file(path), path);  // size cap, no directory (model/input_file.h)
 }
 
 BusRates nccl_test_rates(Collective c, double bytes, int ranks, double seconds) {

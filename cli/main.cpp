@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "errors.h"
+#include "work_limits.h"
 
 namespace {
 
@@ -35,6 +36,17 @@ int main(int argc, char** argv) {
   CLI::App app{"trainplan: plan LLM training jobs before renting GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainplan 0.1.0");
+  app.fallthrough();  // the limits below may follow the subcommand too
+  tp::WorkLimits& limits = tp::work_limits();
+  std::uint64_t max_input_mib = limits.input_bytes >> 20;
+  app.add_option("--max-input-mib", max_input_mib, "Largest input file read, in MiB (default 16)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-yaml-nodes", limits.yaml_nodes, "Most YAML nodes once aliases are expanded (default 1000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--max-tasks", limits.sim_tasks, "Most tasks in one simulated step (default 2000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--max-points", limits.sweep_points, "Most points in one sweep (default 50000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 50));
 
   tp::EvaluateOptions eval;
   CLI::App* evaluate = app.add_subcommand("evaluate", "Per-GPU memory, FLOPs and verdict of one scenario");
@@ -114,6 +126,8 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; every usage error exits 1 (CLI11's own codes are 105-114).
     return app.exit(e) == 0 ? 0 : 1;
   }
+
+  limits.input_bytes = max_input_mib << 20;
 
   try {
     if (evaluate->parsed()) return tp::run_evaluate(eval);

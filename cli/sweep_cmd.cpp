@@ -205,6 +205,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
     SweepSpec extra = sweep_from_cli("", {}, o.grids);
     for (auto& a : extra.axes) spec.axes.push_back(a);
     spec.parallel_auto = spec.parallel_auto || extra.parallel_auto;
+    (void)checked_point_count(spec);  // the file's axes and --grid's together
   } else {
     spec = sweep_from_cli(o.input, o.sets, o.grids);
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "checks.h"
+#include "input_file.h"
 #include "spec_reader.h"
 #include "yaml_reader.h"
 
@@ -298,22 +299,17 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError({label, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
   }
+  check_expanded_size(root, label);  // alias bombs (model/yaml_reader.h)
+  return root;
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "is a directory, not a YAML file");
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot open the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_yaml_text(buffer.str(), path);
-}
+YAML::Node load_yaml_file(const std::string& path) { return parse_yaml_text(read_input_file(path), path); }
 
 void require_document(const YAML::Node& root, const std::string& path) {
   if (!root.IsDefined() || root.IsNull()) {

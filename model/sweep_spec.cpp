@@ -4,8 +4,10 @@
 #include <sstream>
 
 #include "catalog.h"
+#include "input_file.h"
 #include "quantity.h"
 #include "scenario.h"
+#include "work_limits.h"
 #include "yaml_reader.h"
 
 namespace tp {
@@ -123,6 +125,9 @@ std::vector<std::string> expand_values(const std::string& raw, const SourceLocat
       throw InputError(where, field, "bad range '" + part + "': expected lo..hi with integers lo <= hi");
     }
     if (hi - lo > 100000) throw InputError(where, field, "range '" + part + "' has more than 100,000 values");
+    if (static_cast<std::uint64_t>(hi - lo) >= work_limits().sweep_points - out.size()) {
+      too_many_points(where, field, "the values of '" + raw + "'");
+    }
     for (std::int64_t v = lo; v <= hi; ++v) {
       if (pow2 && (v <= 0 || (v & (v - 1)) != 0)) continue;
       out.push_back(std::to_string(v));
@@ -130,6 +135,24 @@ std::vector<std::string> expand_values(const std::string& raw, const SourceLocat
     if (out.empty()) throw InputError(where, field, "range '" + part + "' has no values");
   }
   return out;
+}
+
+void too_many_points(const SourceLocation& where, const std::string& field, const std::string& what) {
+  throw InputError(where, field,
+                   what + " make more than the limit of " + limit_count_text(work_limits().sweep_points) +
+                       " sweep points: narrow the grid, or raise the limit with --max-points");
+}
+
+std::uint64_t checked_point_count(const SweepSpec& spec) {
+  const std::uint64_t limit = work_limits().sweep_points;
+  std::uint64_t points = 1;
+  std::string product;
+  for (const Axis& a : spec.axes) {
+    points = capped_product(points, a.values.size(), limit);
+    product += (product.empty() ? "" : " x ") + a.key + " (" + std::to_string(a.values.size()) + ")";
+    if (points > limit) too_many_points(spec.axes.front().where, "grid", "the axes " + product);
+  }
+  return points;
 }
 
 SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std::string>& sets,
@@ -160,13 +183,16 @@ SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std
     a.values = expand_values(values, a.where, key);
     add_axis(spec, std::move(a));
   }
+  (void)checked_point_count(spec);
   return spec;
 }
 
 bool is_sweep_document(const YAML::Node& root) { return root.IsMap() && (root["grid"] || root["base"]); }
 
-SweepSpec load_sweep_file(const std::string& path) {
-  YAML::Node root = load_yaml_file(path);
+SweepSpec load_sweep_file(const std::string& path) { return load_sweep_text(read_input_file(path), path); }
+
+SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
+  YAML::Node root = parse_yaml_text(text, path);
   MapReader r(root, "", path);
   SweepSpec spec;
   if (!r.has("base")) r.fail("base", "required: a scenario file (relative to this file) or an inline scenario");
@@ -208,6 +234,7 @@ SweepSpec load_sweep_file(const std::string& path) {
     c.finish();
   }
   r.finish();
+  (void)checked_point_count(spec);
   return spec;
 }
 

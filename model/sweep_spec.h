@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,16 @@ SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std
 // A sweep YAML: base: <file or inline scenario>, grid: {key: values | list, parallel: auto},
 // objective:, constraints: {max_gpus, max_nodes, budget, deadline, memory_headroom}, top:.
 SweepSpec load_sweep_file(const std::string& path);
+// The same from the text of a sweep file; `path` labels messages and anchors a relative base file.
+SweepSpec load_sweep_text(const std::string& text, const std::string& path);
+
+// The number of grid points (the product of the axes' value counts), checked without 64-bit wrap.
+// Throws InputError naming the first axis when it exceeds work_limits().sweep_points (--max-points).
+std::uint64_t checked_point_count(const SweepSpec& spec);
+
+// The error of a sweep of more than work_limits().sweep_points points ("more than" when `points` is
+// past the limit by an unknown amount).
+[[noreturn]] void too_many_points(const SourceLocation& where, const std::string& field, const std::string& what);
 
 // True when the YAML document looks like a sweep file (has `grid:` or `base:`).
 bool is_sweep_document(const YAML::Node& root);

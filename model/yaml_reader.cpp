@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "work_limits.h"
+
 namespace tp {
 
 SourceLocation location_of(const YAML::Node& node, const std::string& file) {
@@ -64,6 +66,31 @@ std::string closest_key(const std::string& key, const std::vector<std::string>& 
     if (!key.empty() && (c.rfind(key, 0) == 0 || key.rfind(c, 0) == 0)) return c;
   }
   return "";
+}
+
+void check_expanded_size(const YAML::Node& root, const std::string& file, std::uint64_t max_nodes) {
+  if (max_nodes == 0) max_nodes = work_limits().yaml_nodes;
+  // Depth-first over the expanded tree with an explicit stack: an alias is walked again at each use.
+  std::vector<YAML::Node> pending{root};
+  std::uint64_t seen = 0;
+  while (!pending.empty()) {
+    const YAML::Node node = pending.back();
+    pending.pop_back();
+    if (++seen > max_nodes) {
+      throw InputError({file, 0, 0}, "",
+                       "the YAML document has more than " + limit_count_text(max_nodes) +
+                           " nodes once its aliases (*name) are expanded: an alias bomb or an alias inside its "
+                           "own anchor? (raise the limit with --max-yaml-nodes)");
+    }
+    if (node.IsSequence()) {
+      for (const YAML::Node& child : node) pending.push_back(child);
+    } else if (node.IsMap()) {
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        pending.push_back(it->first);
+        pending.push_back(it->second);
+      }
+    }
+  }
 }
 
 std::int64_t scalar_integer(const YAML::Node& node, const std::string& field, const std::string& file,

@@ -70,6 +70,11 @@ class MapReader {
   std::vector<std::string> known_;
 };
 
+// Throws InputError naming `file` when `root`, with every alias expanded, has more than `max_nodes`
+// nodes (work_limits().yaml_nodes when 0): an alias bomb, or an alias inside its own anchor. Walks at
+// most max_nodes + 1 nodes, so it is fast whatever the document.
+void check_expanded_size(const YAML::Node& root, const std::string& file, std::uint64_t max_nodes = 0);
+
 // Integer value of a scalar node, or an InputError naming `field`.
 std::int64_t scalar_integer(const YAML::Node& node, const std::string& field, const std::string& file,
                             std::int64_t min, std::int64_t max);

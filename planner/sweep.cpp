@@ -13,6 +13,7 @@
 
 #include "checks.h"
 #include "errors.h"
+#include "work_limits.h"
 #include "plan.h"
 
 namespace tp {
@@ -255,8 +256,17 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
   }
   std::vector<GridBlock> blocks;
   std::uint64_t total = 0;
+  // Checked products (model/work_limits.h): a grid past the limit is an error before any work, never a
+  // 64-bit wrap.
+  const std::uint64_t max_points = work_limits().sweep_points;
+  auto check_total = [&](std::uint64_t points) {
+    if (points > max_points) too_many_points({"grid", 0, 0}, "parallel", "the grid's axes and the automatic layouts");
+  };
   std::uint64_t per_block_points = 1;
-  for (int i : point_axes) per_block_points *= axes[static_cast<size_t>(i)].setters.size();
+  for (int i : point_axes) {
+    per_block_points = capped_product(per_block_points, axes[static_cast<size_t>(i)].setters.size(), max_points);
+    check_total(per_block_points);
+  }
   for (int b = 0; b < static_cast<int>(bases.size()); ++b) {
     std::vector<std::uint32_t> digits(block_axes.size(), 0);
     while (true) {
@@ -271,8 +281,10 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
         layouts = blk.layouts->size();
       }
       blk.start = total;
-      blk.count = layouts * per_block_points;
+      blk.count = capped_product(layouts, per_block_points, max_points);
+      check_total(blk.count);
       total += blk.count;
+      check_total(total);
       if (blk.count > 0) blocks.push_back(std::move(blk));
       size_t j = 0;
       for (; j < digits.size(); ++j) {

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainplan needs (only those missing), then configures the build.
-# Usage: scripts/setup.sh            (run as root, or with sudo available)
+# Usage: scripts/setup.sh [PRESET]   (run as root, or with sudo available; PRESET of CMakePresets.json:
+#        default (users), dev (-Werror), asan (ASan + UBSan), fuzz (libFuzzer, needs clang); default: default)
 set -euo pipefail
+preset="${1:-default}"
 packages=(cmake ninja-build g++ libyaml-cpp-dev libcli11-dev libboost-graph-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libfmt-dev libtbb-dev libeigen3-dev)
+if [ "$preset" = fuzz ]; then
+  packages+=(clang libclang-rt-14-dev)  # clang++ with the libFuzzer, ASan and UBSan runtimes
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,4 +21,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 cd "$(dirname "$0")/.."
-cmake --preset default >/dev/null
+cmake --preset "$preset" >/dev/null

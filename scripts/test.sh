@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command: install what is missing, build, and run the whole test suite.
+# Usage: scripts/test.sh [PRESET]   (default: default; CI runs dev (-Werror) and asan (ASan + UBSan))
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-cmake --build --preset default
-ctest --preset default
+preset="${1:-default}"
+scripts/setup.sh "$preset"
+cmake --build --preset "$preset"
+ctest --preset "$preset"

@@ -2,8 +2,24 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "errors.h"
 
 namespace tp::sim {
+namespace {
+
+// No step of a training job lasts a billion years; past this a time is a broken input.
+constexpr double kLatestTime = 3.2e16;  // seconds
+
+[[noreturn]] void refuse_time(const char* what, std::size_t task, double seconds) {
+  throw InputError({"simulator", 0, 0}, "",
+                   std::string(what) + " " + std::to_string(task) + " is " + std::to_string(seconds) +
+                       " s, not a finite non-negative time: a duration is infinite, negative or not a number "
+                       "(a link without bandwidth?)");
+}
+
+}  // namespace
 
 CompiledGraph compile(const TaskGraph& g, LinkSharing sharing) {
   CompiledGraph c;
@@ -101,6 +117,9 @@ Engine::Engine(const CompiledGraph& g) : g_(g) {
 
 const Execution& Engine::run(const std::vector<double>& durations) {
   if (durations.size() != g_.tasks) throw std::invalid_argument("engine: one duration per task expected");
+  for (std::size_t t = 0; t < durations.size(); ++t) {
+    if (!(durations[t] >= 0.0 && durations[t] <= kLatestTime)) refuse_time("the duration of task", t, durations[t]);
+  }
   dur_ = durations.data();
   q_.clear();
   std::copy(g_.deps.begin(), g_.deps.end(), deps_.begin());
@@ -125,6 +144,8 @@ const Execution& Engine::run(const std::vector<double>& durations) {
     if (deps_[t] == 0) ready(t, 0.0, -1);
   }
   x_.events = q_.run([this](double now, const Payload& p) {
+    // Never advance to inf or NaN (a loop that could not end): refuse the event instead.
+    if (!(now >= 0.0 && now <= kLatestTime)) refuse_time("an event time, at task", p.kind_index & 0x3FFFFFFFu, now);
     const std::uint32_t index = p.kind_index & 0x3FFFFFFFu;
     switch (p.kind_index >> 30) {
       case kDone: done(index, now); break;

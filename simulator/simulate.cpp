@@ -5,8 +5,10 @@
 #include <stdexcept>
 
 #include "analysis.h"
+#include "errors.h"
 #include "step_graph.h"
 #include "trace.h"
+#include "work_limits.h"
 
 namespace tp {
 namespace sim {
@@ -36,6 +38,19 @@ Seconds percentile(const std::vector<double>& sorted, double pct) {
   return Seconds(sorted[rank - 1]);
 }
 
+// Bounds the work before any allocation: a step of more tasks than the limit is an error.
+void check_task_count(const StepInputs& in, std::uint64_t max_tasks) {
+  if (max_tasks == 0) max_tasks = work_limits().sim_tasks;
+  const std::uint64_t bound = task_bound(in);
+  if (bound <= max_tasks) return;
+  throw InputError({"simulator", 0, 0}, "",
+                   "one step of " + std::to_string(in.stages) + " stages x " + std::to_string(in.chunks) +
+                       " chunks x " + std::to_string(in.micro_batches) + " micro-batches makes up to " +
+                       limit_count_text(bound) + " tasks, more than the limit of " + limit_count_text(max_tasks) +
+                       " (fewer micro-batches: a smaller training.global_batch or a larger training.micro_batch; "
+                       "or raise the limit with --max-tasks)");
+}
+
 }  // namespace
 
 Seconds lower_bound(const StepInputs& in) {
@@ -51,6 +66,7 @@ Seconds lower_bound(const StepInputs& in) {
 }
 
 SimResult simulate(const StepInputs& in, const SimOptions& o) {
+  check_task_count(in, o.max_tasks);
   const StepGraph g = build_step_graph(in);
   g.graph.validate();
   const CompiledGraph cg = compile(g.graph, o.link_sharing);

@@ -23,6 +23,7 @@ struct SimOptions {
   std::uint64_t seed = 1;
   std::string trace;      // Chrome trace JSON of the first step; "" = none
   sim::LinkSharing link_sharing = sim::LinkSharing::fair;
+  std::uint64_t max_tasks = 0;  // tasks of one step; 0 = work_limits().sim_tasks (--max-tasks)
 };
 
 struct SimStage {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "schedule.h"
+#include "work_limits.h"
 
 namespace tp::sim {
 namespace {
@@ -16,6 +17,17 @@ struct Ids {
 };
 
 }  // namespace
+
+std::uint64_t task_bound(const StepInputs& in) {
+  const std::uint64_t cap = UINT64_MAX / 4;
+  const auto p = static_cast<std::uint64_t>(std::max(1, in.stages));
+  const auto v = static_cast<std::uint64_t>(std::max(1, in.chunks));
+  const auto m = static_cast<std::uint64_t>(std::max(1, in.micro_batches));
+  const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
+  const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, 10, cap), cap);
+  const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 1, cap);
+  return std::min(cap, per_slot + per_stage);
+}
 
 StepGraph build_step_graph(const StepInputs& in) {
   const int p = in.stages, v = in.chunks, m = in.micro_batches;

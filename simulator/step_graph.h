@@ -24,6 +24,7 @@
 // two communicators that share the link's bandwidth). Zero-duration communication is left out.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "step_inputs.h"
@@ -39,5 +40,11 @@ struct StepGraph {
 };
 
 StepGraph build_step_graph(const StepInputs& in);
+
+// An upper bound on the tasks build_step_graph(in) makes, computed without building it (and without
+// 64-bit wrap): per (stage, chunk, micro-batch) at most 10 (F, its collective, recompute, B, its
+// collective, W, two sends, two ZeRO-3 gathers), per stage at most max(buckets, chunks) reduces,
+// `buckets` gathers and the optimizer.
+std::uint64_t task_bound(const StepInputs& in);
 
 }  // namespace tp::sim

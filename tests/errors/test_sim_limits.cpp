@@ -1,0 +1,105 @@
+// The simulator refuses what would never end or never fit (issue 11): a step of more tasks than the
+// limit (checked before the graph is built), and an infinite, NaN or negative time (the event loop
+// never runs with now = inf). Oracles: task counts written out by hand from the graph's definition
+// (simulator/step_graph.cpp) and the count of the graph actually built.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "errors.h"
+#include "hardware_profile.h"
+#include "plan.h"
+#include "scenario.h"
+#include "simulate.h"
+#include "step_graph.h"
+
+namespace tp {
+namespace {
+
+using ::testing::HasSubstr;
+
+sim::StepInputs inputs(int p, int m) {
+  sim::StepInputs in;
+  in.stages = p;
+  in.micro_batches = m;
+  in.p2p_hop = Seconds(0.001);
+  in.stage.resize(static_cast<std::size_t>(p));
+  for (auto& s : in.stage) {
+    s.timing.forward = Seconds(1.0);
+    s.timing.backward_input = Seconds(2.0);
+    s.optimizer = Seconds(0.5);
+  }
+  return in;
+}
+
+TEST(SimLimits, TaskBoundCoversTheBuiltGraph) {
+  for (int p : {1, 2, 4}) {
+    for (int m : {1, 3, 8}) {
+      const sim::StepInputs in = inputs(p, m);
+      const std::uint64_t built = sim::build_step_graph(in).graph.tasks().size();
+      EXPECT_GE(sim::task_bound(in), built) << p << " stages " << m << " micro-batches";
+      // By hand: p·m·10 + p·(max(1, 1) + 1 + 1) with one bucket and one chunk.
+      EXPECT_EQ(sim::task_bound(in), static_cast<std::uint64_t>(p * m * 10 + p * 3));
+    }
+  }
+}
+
+TEST(SimLimits, TaskBoundDoesNotWrap) {
+  sim::StepInputs in = inputs(1, 1);
+  in.stages = std::numeric_limits<int>::max();
+  in.chunks = std::numeric_limits<int>::max();
+  in.micro_batches = std::numeric_limits<int>::max();
+  EXPECT_GE(sim::task_bound(in), 1ull << 61);  // capped far above any limit, never wrapped
+}
+
+TEST(SimLimits, StepOverTheLimitIsAnErrorNamingTheFlag) {
+  SimOptions o;
+  o.max_tasks = 100;
+  try {
+    (void)sim::simulate(inputs(4, 8), o);  // bound 4·8·10 + 4·3 = 332 > 100
+    FAIL() << "expected the task limit";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("up to 332 tasks, more than the limit of 100"));
+    EXPECT_THAT(e.what(), HasSubstr("--max-tasks"));
+  }
+  o.max_tasks = 332;
+  EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
+}
+
+TEST(SimLimits, NonFiniteOrNegativeDurationsAreRefusedNotLoopedOn) {
+  for (double bad : {std::numeric_limits<double>::infinity(), std::nan(""), -1.0}) {
+    sim::StepInputs in = inputs(2, 4);
+    in.stage[1].timing.forward = Seconds(bad);  // every micro-batch's forward on stage 1 is a task
+    try {
+      (void)sim::simulate(in, SimOptions{});
+      FAIL() << "expected a refusal for a forward time of " << bad;
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("not a finite non-negative time")) << bad;
+    }
+  }
+}
+
+TEST(SimLimits, MultiNodeClusterWithoutInterNodeLinkEndsWithAnError) {
+  // workstation-4x4090 has no inter-node link: two nodes gave an infinite step and a simulator that
+  // never returned. Whatever layer reports it, the command must end with exit 1.
+  const std::string yaml =
+      "model: llama2-7b\ncluster: {preset: workstation-4x4090, nodes: 2}\n"
+      "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\nparallel: {tp: 1, pp: 2}\n";
+  try {
+    const Scenario s = load_scenario_text(yaml, "test.yaml");
+    const Plan plan = make_plan(s, default_profile(s.cluster.gpu));
+    (void)simulate_step(s, plan, SimOptions{});
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    // The simulator's refusal, or an earlier check of the cluster naming the missing link.
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("not a finite non-negative time") != std::string::npos ||
+                what.find("inter_node") != std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace tp
