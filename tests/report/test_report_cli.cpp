@@ -1,0 +1,133 @@
+// trainplan report on every example scenario: the page is written, each section has its chart with
+// axis titles that name units and a legend, nothing is loaded from elsewhere, the numbers are the
+// ones `evaluate --format json` prints, and a bad scenario writes no file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report_test_support.h"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::vector<std::string> example_scenarios() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(test::source_path("scenarios/examples"))) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".yaml" && name.rfind("sweep", 0) != 0) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A unit in brackets ("[GiB]", "[s]", "[% of peak]") or a named scale.
+bool names_a_unit(const std::string& title) { return title.find('[') != std::string::npos && title.find(']') != std::string::npos; }
+
+void expect_charts_with_units_and_legends(const std::string& html, const std::string& id, size_t at_least) {
+  const std::string sec = test::section(html, id);
+  ASSERT_FALSE(sec.empty()) << "no section " << id;
+  const std::vector<std::string> svgs = test::charts(sec);
+  ASSERT_GE(svgs.size(), at_least) << id;
+  for (const std::string& svg : svgs) {
+    const auto titles = test::axis_titles(svg);
+    EXPECT_FALSE(titles.empty()) << id << ": a chart without axis titles";
+    for (const auto& t : titles) EXPECT_TRUE(names_a_unit(t)) << id << ": axis title without a unit: " << t;
+    EXPECT_THAT(svg, HasSubstr("<g class=\"legend\">")) << id << ": a chart without a legend";
+  }
+}
+
+class ReportOfExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportOfExample, HasEverySectionWithChartsAndNoExternalReference) {
+  const fs::path out = test::temp_html(fs::path(GetParam()).stem().string());
+  fs::remove(out);
+  const test::RunResult r = test::run_trainplan("report " + test::quoted(GetParam()) + " -o " + test::quoted(out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string html = test::read_text(out);
+  EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_THAT(html, HasSubstr("</html>"));
+  expect_charts_with_units_and_legends(html, "memory", 1);
+  expect_charts_with_units_and_legends(html, "step", 1);
+  expect_charts_with_units_and_legends(html, "timeline", 1);
+  EXPECT_FALSE(test::section(html, "totals").empty());
+  EXPECT_EQ(test::external_reference(html), "");
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
+  EXPECT_THAT(html, HasSubstr(GetParam()));  // names the scenario file
+  EXPECT_THAT(html, HasSubstr("hardware profile"));
+  EXPECT_THAT(html, HasSubstr("trainplan 0."));  // the version
+  EXPECT_THAT(html, ::testing::Not(::testing::ContainsRegex("[^a-z](nan|inf)[^a-z]")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ReportOfExample, ::testing::ValuesIn(example_scenarios()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = fs::path(info.param).stem().string();
+                           for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+// The oracle is the JSON of `trainplan evaluate --format json` on the same scenario: every number
+// the page marks with its JSON path must equal the JSON's value there.
+void expect_page_numbers_equal_json(const std::string& scenario, const std::string& sets) {
+  const fs::path out = test::temp_html("numbers");
+  const test::RunResult page = test::run_trainplan("report " + test::quoted(scenario) + sets + " -o " + test::quoted(out.string()));
+  ASSERT_EQ(page.exit_code, 0) << page.output;
+  const test::RunResult json = test::run_trainplan("evaluate " + test::quoted(scenario) + sets + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  const auto numbers = test::json_numbers(test::read_text(out));
+  ASSERT_GE(numbers.size(), 15u);
+  int spot = 0;
+  for (const auto& [path, value] : numbers) {
+    if (path == "run.spot_cost_usd" && !j.at("run").contains("spot_cost_usd")) continue;
+    const nlohmann::json::json_pointer ptr("/" + std::regex_replace(path, std::regex("\\."), "/"));
+    ASSERT_TRUE(j.contains(ptr)) << path;
+    EXPECT_DOUBLE_EQ(value, j.at(ptr).get<double>()) << path;
+    spot += path == "time.step_seconds" || path == "time.mfu" || path == "run.cost_usd" || path == "memory.per_gpu.total";
+  }
+  EXPECT_EQ(spot, 4) << "the step time, MFU, cost and memory total must be on the page";
+}
+
+TEST(ReportNumbers, EqualEvaluateJson) {
+  expect_page_numbers_equal_json(test::source_path("scenarios/examples/default.yaml"), "");
+}
+
+TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
+  // Oracle for the fixes: docs/json-output.md's worked example (recompute none, ZeRO 0 on the default
+  // scenario does not fit; full recompute is one of the fixes).
+  const std::string sets = " --set parallel.recompute=none --set parallel.zero=0";
+  const std::string scenario = test::source_path("scenarios/examples/default.yaml");
+  expect_page_numbers_equal_json(scenario, sets);
+  const std::string html = test::read_text(test::temp_html("numbers"));
+  const std::string memory = test::section(html, "memory");
+  EXPECT_THAT(memory, HasSubstr("Does not fit"));
+  EXPECT_THAT(memory, HasSubstr("shortfall"));
+  EXPECT_THAT(memory, HasSubstr("parallel.recompute: full"));
+}
+
+TEST(ReportErrors, BadScenarioGivesTheLocatedErrorAndWritesNoFile) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "trainplan-report-bad";
+  fs::create_directories(dir);
+  const fs::path bad = dir / "bad.yaml";
+  std::ofstream(bad) << "name: bad\nmodel: llama3-70b\nparallel:\n  tp: 8\n  tpp: 2\n";
+  const fs::path out = dir / "r.html";
+  fs::remove(out);
+  const test::RunResult r = test::run_trainplan("report " + test::quoted(bad.string()) + " -o " + test::quoted(out.string()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr(bad.string() + ":5:"));  // file:line of the unknown key
+  EXPECT_THAT(r.output, HasSubstr("tpp"));
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().extension(), ".yaml") << "left behind: " << e.path();
+}
+
+TEST(ReportErrors, UnwritableOutputNamesThePath) {
+  const test::RunResult r = test::run_trainplan("report -o /nonexistent-dir/r.html");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("/nonexistent-dir/r.html"));
+}
+
+}  // namespace
+}  // namespace tp
