@@ -59,7 +59,7 @@ std::string memory_chart(const Estimate& e) {
     }
   }
   c.text((left + width - right) / 2, bottom + 34,
-         "pipeline stage (" + std::to_string(n) + (n == 1 ? " stage" : " stages") + ")", "middle", "axis-title");
+         "pipeline stage [index of " + std::to_string(n) + "]", "middle", "axis-title");
 
   const double cap = e.capacity.value / kGiB, usable = e.usable.value / kGiB;
   c.line(left, y(cap), width - right, y(cap), svg::kVermillion, 2.5);
