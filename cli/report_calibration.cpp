@@ -64,7 +64,7 @@ std::string gemm_residuals(const CalibrationView& v) {
   }
   const svg::Ticks xt = svg::log_ticks(lo, hi);
   const svg::Ticks yt = svg::nice_ticks(-std::min(r_max, 200.0), std::min(r_max, 200.0), 6);
-  const double left = 90, top = 20, w = 560, h = 380;
+  const double left = 90, top = 20, w = 520, h = 380;
   const svg::Scale x{xt.lo, xt.hi, left, left + w, true}, y{yt.lo, yt.hi, top + h, top};
   svg::Canvas c(left + w + 20, top + h + 100, "GEMM residuals");
   svg::x_axis(c, x, xt, top + h, top, "GEMM size [FLOP per call], log scale");

@@ -101,6 +101,16 @@ std::string tick_label(double v) {
   return buf;
 }
 
+std::string decade_label(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return "0";
+  const int k = static_cast<int>(std::lround(std::log10(v)));
+  if (k >= 0 && k <= 3) return tick_label(std::pow(10.0, k));
+  static const char* const kSup[10] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string out = k < 0 ? "10⁻" : "10";
+  for (char ch : std::to_string(std::abs(k))) out += kSup[ch - '0'];
+  return out;
+}
+
 Ticks nice_ticks(double lo, double hi, int target) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
   if (hi <= lo) hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.1);
@@ -213,7 +223,7 @@ void x_axis(Canvas& c, const Scale& x, const Ticks& t, double y, double grid_top
     if (px < std::min(x.p0, x.p1) - 0.5 || px > std::max(x.p0, x.p1) + 0.5) continue;
     c.line(px, grid_top, px, y, "#e3e3e3", 1);
     c.line(px, y, px, y + 4, "#333", 1);
-    c.text(px, y + 16, tick_label(v), "middle", "tick");
+    c.text(px, y + 16, x.log ? decade_label(v) : tick_label(v), "middle", "tick");
   }
   c.text((x.p0 + x.p1) / 2, y + 34, title, "middle", "axis-title");
 }
@@ -225,7 +235,7 @@ void y_axis(Canvas& c, const Scale& y, const Ticks& t, double x, double grid_rig
     if (py < std::min(y.p0, y.p1) - 0.5 || py > std::max(y.p0, y.p1) + 0.5) continue;
     c.line(x, py, grid_right, py, "#e3e3e3", 1);
     c.line(x - 4, py, x, py, "#333", 1);
-    c.text(x - 7, py + 4, tick_label(v), "end", "tick");
+    c.text(x - 7, py + 4, y.log ? decade_label(v) : tick_label(v), "end", "tick");
   }
   const double mid = (y.p0 + y.p1) / 2;
   c.text(x - 48, mid, title, "middle", "axis-title",

@@ -38,6 +38,8 @@ std::string escape(std::string_view text);  // &, <, >, " and '
 std::string num(double v, int decimals);    // "12.35"; never inf/NaN (written as 0)
 // Compact tick label: "0", "2.5", "1,200", "3e+06".
 std::string tick_label(double v);
+// Label of a decade on a log axis: "1", "10", "1,000", "10⁶", "10⁻³".
+std::string decade_label(double v);
 
 struct Ticks {
   double lo = 0, hi = 1;

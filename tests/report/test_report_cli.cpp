@@ -112,6 +112,21 @@ TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   EXPECT_TRUE(has("parallel.recompute: full (38.76 GiB per GPU)"));
 }
 
+// Over 16 stages the timeline draws the first 8 and the last 8: with pp 32 (hand count) stages 8 to
+// 23 are left out, and "stage 24" is drawn.
+TEST(ReportTimeline, SamplesStagesBeyondSixteen) {
+  const fs::path out = test::temp_html("pp32");
+  const test::RunResult r = test::run_trainplan("report " + test::quoted(test::source_path("scenarios/examples/llama3.1-405b-16k-h100.yaml")) +
+                                                " --set parallel.pp=32 -o " + test::quoted(out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string timeline = test::charts(test::section(test::read_text(out), "timeline")).at(0);
+  EXPECT_NE(timeline.find("stages 8–23 not drawn (16 stages"), std::string::npos);
+  EXPECT_NE(timeline.find(">stage 7<"), std::string::npos);
+  EXPECT_NE(timeline.find(">stage 24<"), std::string::npos);
+  EXPECT_EQ(timeline.find(">stage 8<"), std::string::npos);
+  EXPECT_EQ(timeline.find(">stage 23<"), std::string::npos);
+}
+
 TEST(ReportErrors, BadScenarioGivesTheLocatedErrorAndWritesNoFile) {
   const fs::path dir = fs::path(::testing::TempDir()) / "trainplan-report-bad";
   fs::create_directories(dir);

@@ -57,6 +57,9 @@ TEST(Svg, EscapesMarkupAndNeverPrintsNaN) {
   EXPECT_EQ(tick_label(2.5e9), "2.5e+09");
   EXPECT_EQ(tick_label(2500), "2,500");
   EXPECT_EQ(tick_label(-2500), "-2,500");
+  EXPECT_EQ(decade_label(1e6), "10⁶");
+  EXPECT_EQ(decade_label(1e-3), "10⁻³");
+  EXPECT_EQ(decade_label(100), "100");
 }
 
 TEST(Svg, CanvasWritesTitlesForHover) {
