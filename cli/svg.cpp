@@ -230,16 +230,19 @@ void x_axis(Canvas& c, const Scale& x, const Ticks& t, double y, double grid_top
 
 void y_axis(Canvas& c, const Scale& y, const Ticks& t, double x, double grid_right, const std::string& title) {
   c.line(x, y.p0, x, y.p1, "#333", 1);
+  size_t widest = 1;
   for (double v : t.values) {
     const double py = y(v);
     if (py < std::min(y.p0, y.p1) - 0.5 || py > std::max(y.p0, y.p1) + 0.5) continue;
     c.line(x, py, grid_right, py, "#e3e3e3", 1);
     c.line(x - 4, py, x, py, "#333", 1);
-    c.text(x - 7, py + 4, y.log ? decade_label(v) : tick_label(v), "end", "tick");
+    const std::string label = y.log ? decade_label(v) : tick_label(v);
+    widest = std::max(widest, label.size());
+    c.text(x - 7, py + 4, label, "end", "tick");
   }
-  const double mid = (y.p0 + y.p1) / 2;
-  c.text(x - 48, mid, title, "middle", "axis-title",
-         "transform=\"rotate(-90 " + num(x - 48, 1) + " " + num(mid, 1) + ")\"");
+  // The title clears the widest tick label (about 6.5 px per character at the tick font size).
+  const double tx = x - 18 - 6.5 * static_cast<double>(widest), mid = (y.p0 + y.p1) / 2;
+  c.text(tx, mid, title, "middle", "axis-title", "transform=\"rotate(-90 " + num(tx, 1) + " " + num(mid, 1) + ")\"");
 }
 
 double legend(Canvas& c, double x, double y, double max_width, const std::vector<LegendItem>& items) {
