@@ -67,12 +67,23 @@ std::string scatter(const SweepReport& r) {
     const SweepPoint& p = res.pareto_cost[i];
     c.diamond(x(p.run_seconds / kDay), y(p.cost), 6.5, svg::kVermillion, "#000", point_title(p, r.pareto_labels[i]));
   }
+  // The best five, labelled; a label that would cover an earlier one moves up, with a leader line.
   const size_t labelled = std::min<size_t>(res.top.size(), 5);
+  std::vector<std::pair<double, double>> placed;
   for (size_t i = 0; i < labelled; ++i) {
     const SweepPoint& p = res.top[i];
     const double px = x(p.run_seconds / kDay), py = y(p.cost);
     c.circle(px, py, 8, "none", "#000", point_title(p, r.top_labels[i]));
-    c.text(px + 10, py - 8 - 12.0 * static_cast<double>(i % 2), "#" + std::to_string(i + 1), "start", "label strong");
+    double lx = px + 10, ly = py - 8;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const auto& [ox, oy] : placed) {
+        if (std::fabs(ox - lx) < 26 && std::fabs(oy - ly) < 13) ly = oy - 14, moved = true;
+      }
+    }
+    placed.emplace_back(lx, ly);
+    if (ly < py - 12) c.line(px + 3, py - 3, lx, ly - 4, "#000", 0.8);
+    c.text(lx + 1, ly, "#" + std::to_string(i + 1), "start", "label strong");
   }
   svg::legend(c, 20, bottom + 50, width - 40,
               {{"feasible layout" + std::string(stride > 1 ? " (1 in " + std::to_string(stride) + " drawn)" : ""),
@@ -160,6 +171,10 @@ std::string feasibility_map(const SweepReport& r) {
       } else if (cell && cell->constrained > 0) {
         line1 = "constraint", line2 = "budget / deadline";
         title = "every layout of this cell breaks a constraint of the sweep";
+      } else if (!cell) {
+        line1 = "not swept";
+        line2 = "no such layout";
+        title = "no layout of the sweep has tp " + std::to_string(tp) + " and pp " + std::to_string(pp);
       } else {
         const auto why = r.impossible_reasons.find({tp, pp});
         line1 = "impossible";
