@@ -47,9 +47,14 @@ ClusterSpec fit_cluster(const Measurements& m, const ClusterSpec& scenario_clust
 
 void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, int holdout,
                  CalibrationView& v) {
-  std::map<Precision, int> index;
+  // Which points the fit held out: every k-th of a dtype in file order, when the dtype has at least 6
+  // (calibrate/fitter.cpp, fit_gemm).
+  std::map<Precision, int> index, family_size;
+  for (const Measurement& it : m.items) family_size[it.dtype] += it.op == MeasuredOp::gemm ? 1 : 0;
   for (const Measurement& it : m.items) {
-    if (it.op != MeasuredOp::gemm || it.time.median <= 0) continue;
+    if (it.op != MeasuredOp::gemm) continue;
+    const int in_family = index[it.dtype]++;  // file order within the dtype, as the fitter counts
+    if (it.time.median <= 0) continue;
     const double peak = gpu.peak_for(it.dtype).value;
     if (peak <= 0) continue;
     const GemmDims d{static_cast<double>(it.gemm.m), static_cast<double>(it.gemm.n), static_cast<double>(it.gemm.k)};
@@ -60,7 +65,7 @@ void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec
     p.flops = it.gemm.flops();
     p.measured = p.flops / it.time.median / peak;
     p.fitted = predicted > 0 ? p.flops / predicted / peak : 0;
-    p.held_out = held_out(index[it.dtype]++, holdout);
+    p.held_out = family_size[it.dtype] >= 6 && held_out(in_family, holdout);
     v.gemm.push_back(p);
   }
 }

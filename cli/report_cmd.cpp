@@ -2,6 +2,7 @@
 // section, and writes the page only when all of it succeeded (temporary file, then rename).
 #include "report_cmd.h"
 
+#include <iostream>
 #include <memory>
 #include <set>
 
@@ -142,7 +143,12 @@ int run_report(const ReportOptions& o) {
   header.profile = hw.name;
   header.version = TRAINPLAN_VERSION;
   header.facts_html = facts(s, p);
-  write_file_atomically(o.output, report_page(header, toc, body));
+  const std::string page = report_page(header, toc, body);
+  write_file_atomically(o.output, page);
+  std::string sections;
+  for (const auto& [id, name] : toc) sections += (sections.empty() ? "" : ", ") + name;
+  std::cout << "wrote " << o.output << " (" << format_fixed(static_cast<double>(page.size()) / 1000.0, 0)
+            << " kB): " << sections << "\n";
   return 0;
 }
 

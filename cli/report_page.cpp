@@ -38,7 +38,7 @@ svg .cell.small { font-size: 11px; font-weight: 400; }
 .tiles { display: flex; flex-wrap: wrap; gap: 12px; margin: 8px 0 4px; }
 .tile { border: 1px solid #bbb; border-left: 5px solid #0072B2; padding: 8px 14px; flex: 1 1 150px; }
 .tile-label { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: #555; }
-.tile-value { font-size: 24px; font-weight: 700; }
+.tile-value { font-size: 22px; font-weight: 700; white-space: nowrap; }
 .tile-note { font-size: 12px; color: #555; }
 table { border-collapse: collapse; font-size: 13px; margin: 10px 0; }
 caption { text-align: left; font-weight: 600; padding-bottom: 4px; }

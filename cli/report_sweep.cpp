@@ -114,13 +114,46 @@ struct Cell {
   int constrained = 0;
 };
 
-std::string feasibility_map(const SweepReport& r) {
-  const SweepResult& res = r.result;
-  std::set<int> tps, pps;
+// What one cell of the map says: its fill, two lines of text and the hover title.
+struct CellText {
+  std::string fill = "url(#tp-oom)", line1, line2, title;
+  bool dark = false;
+};
+
+CellText cell_text(const Cell* cell, int tp, int pp, double lo, double hi, const SweepReport& r, double cw) {
+  CellText t;
+  if (cell && cell->best) {
+    const double f = hi > lo ? (cell->best->step - lo) / (hi - lo) : 0.0;
+    t.fill = viridis(f), t.dark = f < 0.55;
+    t.line1 = format_fixed(cell->best->step, 2) + " s";
+    t.line2 = std::to_string(cell->best->gpus) + " GPUs";
+    t.title = "best: " + cell->best_label + ", step " + format_fixed(cell->best->step, 3) + " s";
+  } else if (cell && cell->nearest_oom) {
+    const SweepPoint& p = *cell->nearest_oom;
+    t.line1 = "out of memory";
+    t.line2 = svg::num(p.memory / kGiB, 0) + " of " + svg::num(p.capacity / kGiB, 0) + " GiB";
+    t.title = "out of memory: the closest layout needs " + format_bytes(p.memory) + " of " + format_bytes(p.capacity) +
+              " usable";
+  } else if (cell && cell->constrained > 0) {
+    t.line1 = "constraint", t.line2 = "budget / deadline";
+    t.title = "every layout of this cell breaks a constraint of the sweep";
+  } else if (!cell) {
+    t.line1 = "not swept", t.line2 = "no such layout";
+    t.title = "no layout of the sweep has tp " + std::to_string(tp) + " and pp " + std::to_string(pp);
+  } else {
+    const auto why = r.impossible_reasons.find({tp, pp});
+    t.line1 = "impossible";
+    t.title = why == r.impossible_reasons.end() ? "no valid layout" : why->second;
+    t.line2 = t.title.substr(0, t.title.find(':')).substr(0, static_cast<size_t>(cw / 6.5));
+  }
+  return t;
+}
+
+std::map<std::pair<int, int>, Cell> collect_cells(const SweepReport& r) {
   std::map<std::pair<int, int>, Cell> cells;
+  const SweepResult& res = r.result;
   for (size_t i = 0; i < res.all.size(); ++i) {
     const SweepPoint& p = res.all[i];
-    tps.insert(p.tp), pps.insert(p.pp);
     Cell& cell = cells[{p.tp, p.pp}];
     if (p.status == PointStatus::feasible && (!cell.best || p.step < cell.best->step)) {
       cell.best = &p, cell.best_label = r.all_labels[i];
@@ -131,8 +164,25 @@ std::string feasibility_map(const SweepReport& r) {
     }
     if (p.status == PointStatus::constrained) ++cell.constrained;
   }
+  return cells;
+}
+
+void colour_bar(svg::Canvas& c, double x, double top, double bottom, double lo, double hi) {
+  const double w = 18;
+  for (int k = 0; k < 40; ++k) {
+    c.rect(x, bottom - (bottom - top) * (k + 1) / 40.0, w, (bottom - top) / 40.0 + 0.5, viridis(k / 39.0));
+  }
+  c.text(x + w + 6, bottom, format_fixed(lo, 2) + " s", "start", "tick");
+  c.text(x + w + 6, top + 10, format_fixed(hi, 2) + " s", "start", "tick");
+  c.text(x, top - 8, "best step [s]", "start", "tick");
+}
+
+std::string feasibility_map(const SweepReport& r) {
+  const std::map<std::pair<int, int>, Cell> cells = collect_cells(r);
+  std::set<int> tps, pps;
   double lo = 1e300, hi = 0;
   for (const auto& [k, cell] : cells) {
+    tps.insert(k.first), pps.insert(k.second);
     if (cell.best) lo = std::min(lo, cell.best->step), hi = std::max(hi, cell.best->step);
   }
   const double left = 110, top = 30, cw = std::min(200.0, 900.0 / std::max<size_t>(pps.size(), 1)), ch = 58;
@@ -153,50 +203,14 @@ std::string feasibility_map(const SweepReport& r) {
     for (int pp : pps) {
       const double cx = left + cw * col++;
       const auto it = cells.find({tp, pp});
-      const Cell* cell = it == cells.end() ? nullptr : &it->second;
-      std::string fill = "url(#tp-oom)", line1, line2, title;
-      bool dark = false;
-      if (cell && cell->best) {
-        const double f = hi > lo ? (cell->best->step - lo) / (hi - lo) : 0.0;
-        fill = viridis(f), dark = f < 0.55;
-        line1 = format_fixed(cell->best->step, 2) + " s";
-        line2 = std::to_string(cell->best->gpus) + " GPUs";
-        title = "best: " + cell->best_label + ", step " + format_fixed(cell->best->step, 3) + " s";
-      } else if (cell && cell->nearest_oom) {
-        const SweepPoint& p = *cell->nearest_oom;
-        line1 = "out of memory";
-        line2 = svg::num(p.memory / kGiB, 0) + " of " + svg::num(p.capacity / kGiB, 0) + " GiB";
-        title = "out of memory: the closest layout needs " + format_bytes(p.memory) + " of " +
-                format_bytes(p.capacity) + " usable";
-      } else if (cell && cell->constrained > 0) {
-        line1 = "constraint", line2 = "budget / deadline";
-        title = "every layout of this cell breaks a constraint of the sweep";
-      } else if (!cell) {
-        line1 = "not swept";
-        line2 = "no such layout";
-        title = "no layout of the sweep has tp " + std::to_string(tp) + " and pp " + std::to_string(pp);
-      } else {
-        const auto why = r.impossible_reasons.find({tp, pp});
-        line1 = "impossible";
-        title = why == r.impossible_reasons.end() ? "no valid layout" : why->second;
-        line2 = title.substr(0, title.find(':')).substr(0, static_cast<size_t>(cw / 6.5));
-      }
-      c.rect(cx + 1, cy + 1, cw - 2, ch - 2, fill, title, "stroke=\"#fff\" stroke-width=\"1\"");
-      const char* cls = dark ? "cell light" : "cell";
-      c.text(cx + cw / 2, cy + ch / 2 - 2, line1, "middle", cls);
-      c.text(cx + cw / 2, cy + ch / 2 + 14, line2, "middle", std::string(cls) + " small");
+      const CellText t = cell_text(it == cells.end() ? nullptr : &it->second, tp, pp, lo, hi, r, cw);
+      c.rect(cx + 1, cy + 1, cw - 2, ch - 2, t.fill, t.title, "stroke=\"#fff\" stroke-width=\"1\"");
+      const std::string cls = t.dark ? "cell light" : "cell";
+      c.text(cx + cw / 2, cy + ch / 2 - 2, t.line1, "middle", cls);
+      c.text(cx + cw / 2, cy + ch / 2 + 14, t.line2, "middle", cls + " small");
     }
   }
-  // Colour bar of the step time.
-  const double bx = left + cw * static_cast<double>(pps.size()) + 40, bw = 18;
-  if (hi > 0) {
-    for (int k = 0; k < 40; ++k) {
-      c.rect(bx, bottom - (bottom - top) * (k + 1) / 40.0, bw, (bottom - top) / 40.0 + 0.5, viridis(k / 39.0));
-    }
-    c.text(bx + bw + 6, bottom, format_fixed(lo, 2) + " s", "start", "tick");
-    c.text(bx + bw + 6, top + 10, format_fixed(hi, 2) + " s", "start", "tick");
-    c.text(bx, top - 8, "best step [s]", "start", "tick");
-  }
+  if (hi > 0) colour_bar(c, left + cw * static_cast<double>(pps.size()) + 40, top, bottom, lo, hi);
   svg::legend(c, 20, bottom + 44, width - 40,
               {{"fastest feasible step of the cell (darker = faster)", viridis(0.2), "rect"},
                {"no layout fits: out of memory, constraint or impossible (reason in the cell)", "url(#tp-oom)", "rect"}});

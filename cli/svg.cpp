@@ -9,10 +9,12 @@ namespace {
 
 // Colour and hatch per series: adjacent series differ in both, so a greyscale print still tells
 // them apart.
-constexpr const char* kSeriesColors[8] = {kBlue, kOrange, kSkyBlue, kGreen, kVermillion, kPurple, kYellow, "#666666"};
+constexpr int kSeriesCount = 9;
+constexpr const char* kSeriesColors[kSeriesCount] = {kBlue,   kOrange, kSkyBlue,  kGreen,   kVermillion,
+                                                     kPurple, kYellow, "#666666", "#FFFFFF"};
 
 // Hatch path of pattern i in an 8 x 8 tile ("" = solid).
-constexpr const char* kHatches[8] = {
+constexpr const char* kHatches[kSeriesCount] = {
     "",                                  // solid
     "M-2,2 l4,-4 M0,8 l8,-8 M6,10 l4,-4",  // diagonal /
     "M0,4 h8",                            // horizontal
@@ -21,18 +23,19 @@ constexpr const char* kHatches[8] = {
     "M0,0 l8,8 M8,0 l-8,8",               // cross
     "M2,2 h1 v1 h-1 z M6,6 h1 v1 h-1 z",  // dots
     "M0,2 h8 M0,6 h8",                    // double horizontal
+    "M0,0 l8,8 M8,0 l-8,8 M4,0 v8",       // white with a star hatch
 };
 
 }  // namespace
 
 Series series(int i) {
-  const int k = ((i % 8) + 8) % 8;
+  const int k = ((i % kSeriesCount) + kSeriesCount) % kSeriesCount;
   return Series{kSeriesColors[k], "url(#tp-p" + std::to_string(k) + ")"};
 }
 
 std::string pattern_defs() {
   std::string s = "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>";
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < kSeriesCount; ++i) {
     s += "<pattern id=\"tp-p" + std::to_string(i) +
          "\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\"><rect width=\"8\" height=\"8\" fill=\"" +
          kSeriesColors[i] + "\"/>";

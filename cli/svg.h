@@ -23,7 +23,8 @@ inline constexpr const char* kBlack = "#000000";
 inline constexpr const char* kGrey = "#BBBBBB";
 
 // A series style: its colour and hatching, used as fill="url(#id)" (patterns defined once per page
-// by pattern_defs()). series(i) cycles through 8 colour + hatch pairs.
+// by pattern_defs()). series(i) cycles through 9 colour + hatch pairs (the 8 Okabe-Ito colours, the
+// last one grey, and white with a star hatch).
 struct Series {
   const char* color;
   std::string fill;  // "url(#tp-p3)"

@@ -74,8 +74,9 @@ INSTANTIATE_TEST_SUITE_P(Examples, ReportOfExample, ::testing::ValuesIn(example_
 // The oracle is the JSON of `trainplan evaluate --format json` on the same scenario: every number
 // the page marks with its JSON path must equal the JSON's value there.
 // `scenario` "" = the built-in one.
-void expect_page_numbers_equal_json(const std::string& scenario, const std::string& sets) {
-  const fs::path out = test::temp_html("numbers");
+// The page is written to temp_html(name).
+void expect_page_numbers_equal_json(const std::string& scenario, const std::string& sets, const std::string& name) {
+  const fs::path out = test::temp_html(name);
   const std::string arg = scenario.empty() ? "" : " " + test::quoted(scenario);
   const test::RunResult page = test::run_trainplan("report" + arg + sets + " -o " + test::quoted(out.string()));
   ASSERT_EQ(page.exit_code, 0) << page.output;
@@ -96,15 +97,15 @@ void expect_page_numbers_equal_json(const std::string& scenario, const std::stri
 }
 
 TEST(ReportNumbers, EqualEvaluateJson) {
-  expect_page_numbers_equal_json(test::source_path("scenarios/examples/default.yaml"), "");
+  expect_page_numbers_equal_json(test::source_path("scenarios/examples/default.yaml"), "", "numbers-default");
 }
 
 TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   // Oracle: docs/json-output.md's worked violation (the built-in scenario without recompute, ZeRO and
   // flash attention needs 146.64 GiB of 80 GiB; full recompute is one of the fixes).
   const std::string sets = " --set parallel.recompute=none --set parallel.zero=0 --set training.flash_attention=false";
-  expect_page_numbers_equal_json("", sets);
-  const std::string memory = test::section(test::read_text(test::temp_html("numbers")), "memory");
+  expect_page_numbers_equal_json("", sets, "numbers-infeasible");
+  const std::string memory = test::section(test::read_text(test::temp_html("numbers-infeasible")), "memory");
   auto has = [&](const std::string& what) { return memory.find(what) != std::string::npos; };
   EXPECT_TRUE(has("Does not fit"));
   EXPECT_TRUE(has("stage 0 needs 146.64 GiB per GPU but 80.00 GiB is usable"));
