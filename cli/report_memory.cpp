@@ -62,17 +62,17 @@ std::string memory_chart(const Estimate& e) {
          "pipeline stage [index of " + std::to_string(n) + "]", "middle", "axis-title");
 
   const double cap = e.capacity.value / kGiB, usable = e.usable.value / kGiB;
-  c.line(left, y(cap), width - right, y(cap), svg::kVermillion, 2.5);
+  c.line(left, y(cap), width - right, y(cap), svg::kBlack, 2.5);
   c.text(width - right + 6, y(cap) + 4, "capacity " + svg::num(cap, 1) + " GiB", "start", "label");
   if (usable < cap - 1e-9) {
-    c.line(left, y(usable), width - right, y(usable), svg::kBlack, 1.5, "6,4");
+    c.line(left, y(usable), width - right, y(usable), "#555555", 1.5, "6,4");
     c.text(width - right + 6, y(usable) + 16, "usable " + svg::num(usable, 1) + " GiB", "start", "label");
   }
 
   std::vector<svg::LegendItem> items;
   for (size_t k = 0; k < kParts.size(); ++k) items.push_back({kParts[k].name, svg::series(static_cast<int>(k)).fill, "rect"});
-  items.push_back({"GPU capacity", svg::kVermillion, "line"});
-  if (usable < cap - 1e-9) items.push_back({"usable (less headroom)", svg::kBlack, "dash"});
+  items.push_back({"GPU capacity", svg::kBlack, "line"});
+  if (usable < cap - 1e-9) items.push_back({"usable (less headroom)", "#555555", "dash"});
   svg::legend(c, left, bottom + 52, width - left - 20, items);
   return c.str();
 }
