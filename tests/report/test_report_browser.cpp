@@ -66,18 +66,22 @@ std::vector<std::string> page_errors(const std::string& log) {
   return out;
 }
 
-TEST(ReportBrowser, ChromiumRendersTheReportWithoutErrors) {
+// The page of the default scenario, and of the default scenario with the example sweep.
+class ReportBrowser : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportBrowser, ChromiumRendersTheReportWithoutErrors) {
   if (!have_chromium()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it): browser test skipped";
-  const fs::path report = test::temp_html("browser");
+  const std::string name = GetParam().empty() ? "plain" : "sweep";
+  const fs::path report = test::temp_html("browser-" + name);
   const test::RunResult r = test::run_trainplan("report " + test::quoted(test::source_path("scenarios/examples/default.yaml")) +
-                                                " -o " + test::quoted(report.string()));
+                                                GetParam() + " -o " + test::quoted(report.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The oracle for "not blank": the same browser's screenshot of an empty page of the same size.
-  const fs::path blank = test::temp_html("blank");
+  const fs::path blank = test::temp_html("blank-" + name);
   std::ofstream(blank) << "<!DOCTYPE html><html><body></body></html>\n";
 
-  const Shot page = screenshot(report, "report");
-  const Shot empty = screenshot(blank, "blank");
+  const Shot page = screenshot(report, "report-" + name);
+  const Shot empty = screenshot(blank, "blank-" + name);
   ASSERT_EQ(page.exit_code, 0) << page.log;
   ASSERT_EQ(empty.exit_code, 0) << empty.log;
   const std::string png = test::read_text(page.png), blank_png = test::read_text(empty.png);
@@ -90,6 +94,13 @@ TEST(ReportBrowser, ChromiumRendersTheReportWithoutErrors) {
   EXPECT_THAT(page_errors(page.log), ::testing::IsEmpty()) << page.log;
   std::cout << "screenshot: " << page.png << "\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(Pages, ReportBrowser,
+                         ::testing::Values(std::string(), " --sweep " + test::quoted(test::source_path(
+                                                              "scenarios/examples/sweep-llama3.1-70b.yaml"))),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return std::string(info.param.empty() ? "Scenario" : "ScenarioAndSweep");
+                         });
 
 }  // namespace
 }  // namespace tp
