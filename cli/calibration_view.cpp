@@ -112,6 +112,8 @@ void bandwidth_views(const Measurements& m, const HardwareProfile& hw, const Gpu
     b.kernel = k;
     b.points = static_cast<int>(rates[k].size());
     b.measured_median = median(rates[k]);
+    b.measured_min = *std::min_element(rates[k].begin(), rates[k].end());
+    b.measured_max = *std::max_element(rates[k].begin(), rates[k].end());
     const auto cls = kernel_class_from_string(k);
     b.profile = hbm * (cls ? hw.efficiency_of(*cls) : hw.memory_efficiency);
     v.bandwidth.push_back(b);

@@ -32,6 +32,7 @@ struct BandwidthView {
   std::string kernel;          // "rmsnorm_fwd", "copy" ...
   int points = 0;
   double measured_median = 0;  // B/s
+  double measured_min = 0, measured_max = 0;
   double profile = 0;          // B/s the fitted profile predicts for large sizes
 };
 

@@ -89,10 +89,10 @@ std::string bar_chart(const std::vector<BarRow>& rows, const std::string& axis, 
   double top_v = reference;
   for (const auto& r : rows) top_v = std::max({top_v, r.hi, r.measured, r.profile});
   const svg::Ticks t = svg::nice_ticks(0, top_v * 1.05, 6);
-  const double left = 170, top = 16, row = 28, w = 480;
+  const double left = 170, top = 16, row = 28, w = 360;
   const double bottom = top + row * static_cast<double>(rows.size());
   const svg::Scale x{0, t.hi, left, left + w};
-  svg::Canvas c(left + w + 40, bottom + 100, aria);
+  svg::Canvas c(left + w + 40, bottom + 84, aria);
   svg::x_axis(c, x, t, bottom, top, axis);
   for (size_t i = 0; i < rows.size(); ++i) {
     const BarRow& r = rows[i];
@@ -125,7 +125,7 @@ std::string calibration_section(const CalibrationView& v) {
   if (!v.gemm.empty()) {
     h += "<figure>" + gemm_parity(v) + "<figcaption>GEMM efficiency: each point a measured shape; on the dashed "
          "line the fitted curve is exact.</figcaption></figure>";
-    h += "<figure>" + gemm_residuals(v) + "<figcaption>Residuals of the fitted GEMM curve by size.</figcaption></figure>";
+    h += "<figure>" + gemm_residuals(v) + "<figcaption>Residuals of the fitted GEMM curve by size (beyond ±200 % drawn at the edge).</figcaption></figure>";
   }
   h += "</div><div class=\"row\">";
   if (!v.attention.empty()) {
@@ -140,8 +140,8 @@ std::string calibration_section(const CalibrationView& v) {
   if (!v.bandwidth.empty()) {
     std::vector<BarRow> rows;
     for (const auto& b : v.bandwidth) {
-      rows.push_back({b.kernel + " (" + std::to_string(b.points) + ")", b.measured_median / 1e12, b.measured_median / 1e12,
-                      b.measured_median / 1e12, b.profile / 1e12});
+      rows.push_back({b.kernel + " (" + std::to_string(b.points) + ")", b.measured_median / 1e12, b.measured_min / 1e12,
+                      b.measured_max / 1e12, b.profile / 1e12});
     }
     h += "<figure>" +
          bar_chart(rows, "achieved HBM bandwidth [TB/s]", "Memory bandwidth per kernel class", v.hbm_datasheet / 1e12,

@@ -50,7 +50,9 @@ td.layout { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .verdict { padding: 8px 12px; border: 1px solid; margin: 8px 0; }
 .verdict.ok { border-color: #009E73; background: #eef8f4; }
 .verdict.bad { border-color: #D55E00; background: #fdf1ea; }
-.row { display: flex; flex-wrap: wrap; gap: 18px; }
+.row { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
+.row > figure { flex: 0 0 auto; max-width: 100%; }
+.row figcaption { max-width: 460px; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 13px; }
 footer { font-size: 12px; color: #555; border-top: 1px solid #ccc; margin-top: 40px; padding-top: 8px; }
 @media print { main { max-width: none; padding: 0; } nav.toc { display: none; } figure { break-inside: avoid; } }
