@@ -173,7 +173,7 @@ std::string timeline_section(const Scenario& s, const Plan& p) {
   const double makespan = x.makespan;
   const double diff = p.time.step.value > 0 ? makespan / p.time.step.value - 1.0 : 0.0;
   std::string h = "<section id=\"timeline\"><h2>3. One simulated step</h2>";
-  h += "<p>" + std::string(to_string(s.parallel.schedule)) + " schedule, " + std::to_string(g.stages) + " stages" +
+  h += "<p>" + std::string(to_string(s.parallel.schedule)) + " schedule, " + std::to_string(g.stages) + (g.stages == 1 ? " stage" : " stages") +
        (g.chunks > 1 ? " × " + std::to_string(g.chunks) + " virtual chunks" : "") + ", " +
        std::to_string(g.micro_batches) + " micro-batches per replica (numbers on the tasks), " +
        std::to_string(cg.tasks) + " tasks. Simulated step <strong>" + format_fixed(makespan, 4) +

@@ -20,6 +20,12 @@ std::string duration_text(double seconds) {
 
 std::string usd(double v) { return format_fixed(v, 0) + " USD"; }
 
+// kWh below 1 MWh, else MWh; kg below 1 t, else t.
+std::string energy_text(double kwh) {
+  return kwh < 1000 ? format_fixed(kwh, 1) + " kWh" : format_fixed(kwh / 1000.0, 1) + " MWh";
+}
+std::string mass_text(double kg) { return kg < 1000 ? format_fixed(kg, 1) + " kg" : format_fixed(kg / 1000.0, 1) + " t"; }
+
 }  // namespace
 
 std::string totals_section(const Scenario& s, const Plan& p) {
@@ -42,10 +48,10 @@ std::string totals_section(const Scenario& s, const Plan& p) {
   } else {
     h += row("cost, spot", json_number("run.spot_cost_usd", 0, "no spot price given"), "set costs.spot_gpu_hour");
   }
-  h += row("energy", json_number("run.energy_kwh", r.energy_kwh, format_fixed(r.energy_kwh / 1000.0, 1) + " MWh"),
+  h += row("energy", json_number("run.energy_kwh", r.energy_kwh, energy_text(r.energy_kwh)),
            "facility energy (PUE " + format_fixed(s.costs.pue, 2) + "); electricity " +
                format_fixed(r.energy_cost_usd, 0) + " USD");
-  h += row("CO<sub>2</sub>", json_number("run.co2_kg", r.co2_kg, format_fixed(r.co2_kg / 1000.0, 1) + " t"),
+  h += row("CO<sub>2</sub>", json_number("run.co2_kg", r.co2_kg, mass_text(r.co2_kg)),
            "at the grid's carbon intensity");
   h += row("goodput", json_number("run.goodput", f.goodput, svg::num(100 * f.goodput, 1) + " %"),
            format_fixed(f.expected_failures, 1) + " expected failures; checkpoint every " +

@@ -100,6 +100,34 @@ TEST(ReportNumbers, EqualEvaluateJson) {
   expect_page_numbers_equal_json(test::source_path("scenarios/examples/default.yaml"), "", "numbers-default");
 }
 
+// The text of a marked number, e.g. "178.34 days" for data-json="run.seconds".
+std::string shown_text(const std::string& html, const std::string& path) {
+  const std::regex re("data-json=\"" + std::regex_replace(path, std::regex("\\."), "\\.") + "\" data-value=\"[^\"]*\">([^<]*)<");
+  std::smatch m;
+  return std::regex_search(html, m, re) ? m[1].str() : "";
+}
+
+// Units by hand: the JSON's seconds, bytes, kWh and fractions converted in the test.
+TEST(ReportNumbers, PrintTheJsonValuesInTheirUnits) {
+  const fs::path out = test::temp_html("units");
+  const std::string scenario = test::quoted(test::source_path("scenarios/examples/default.yaml"));
+  ASSERT_EQ(test::run_trainplan("report " + scenario + " -o " + test::quoted(out.string())).exit_code, 0);
+  const test::RunResult json = test::run_trainplan("evaluate " + scenario + " --format json");
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  const std::string html = test::read_text(out);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f days", j["run"]["seconds"].get<double>() / 86400.0);
+  EXPECT_EQ(shown_text(html, "run.seconds"), buf);
+  std::snprintf(buf, sizeof buf, "%.2f GiB", j["memory"]["per_gpu"]["total"].get<double>() / (1024.0 * 1024 * 1024));
+  EXPECT_EQ(shown_text(html, "memory.per_gpu.total"), buf);
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * j["time"]["mfu"].get<double>());
+  EXPECT_EQ(shown_text(html, "time.mfu"), buf);
+  std::snprintf(buf, sizeof buf, "%.3f s", j["time"]["step_seconds"].get<double>());
+  EXPECT_EQ(shown_text(html, "time.step_seconds"), buf);
+  std::snprintf(buf, sizeof buf, "%.1f MWh", j["run"]["energy_kwh"].get<double>() / 1000.0);
+  EXPECT_EQ(shown_text(html, "run.energy_kwh"), buf);
+}
+
 TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   // Oracle: docs/json-output.md's worked violation (the built-in scenario without recompute, ZeRO and
   // flash attention needs 146.64 GiB of 80 GiB; full recompute is one of the fixes).
