@@ -70,6 +70,7 @@ struct Bar {
   bool link;
   int micro_batch;  // -1 for a merged run
   double t0;        // start, seconds
+  int chunk;        // virtual chunk (interleaved schedules); -1 when not per chunk
   std::string title;
 };
 
@@ -102,7 +103,7 @@ std::vector<Bar> stage_bars(const sim::StepGraph& g, const sim::Execution& x, co
     }
     prev = static_cast<int>(bars.size());
     runs.push_back(1);
-    bars.push_back({x0, x1, series, link, t.micro_batch, x.start[i],
+    bars.push_back({x0, x1, series, link, t.micro_batch, x.start[i], t.chunk,
                     sim::task_name(t) + ": " + format_fixed(x.start[i] * scale, 3) + "–" + format_fixed(x.end[i] * scale, 3) +
                         " " + unit});
   }
@@ -144,10 +145,12 @@ std::string draw_timeline(const sim::StepGraph& g, const sim::Execution& x, cons
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x.start[a] < x.start[b]; });
     for (const Bar& b : stage_bars(g, x, order, xs, w, scale, unit)) {
       const double ty = b.link ? y + lane_h + 1 : y, th = b.link ? link_h : lane_h;
-      c.rect(b.x0, ty, std::max(b.x1 - b.x0, 0.6), th, svg::series(b.series).fill, b.title,
-             b.x1 - b.x0 > 3 ? "stroke=\"#fff\" stroke-width=\"0.4\"" : "");
+      std::string extra = b.x1 - b.x0 > 3 ? "stroke=\"#fff\" stroke-width=\"0.4\"" : "";
+      if (b.chunk > 0) extra += " opacity=\"0.6\"";  // later virtual chunks lighter
+      c.rect(b.x0, ty, std::max(b.x1 - b.x0, 0.6), th, svg::series(b.series).fill, b.title, extra);
       const std::string mb = std::to_string(b.micro_batch);
-      if (!b.link && b.micro_batch >= 0 && b.x1 - b.x0 >= 6.5 * static_cast<double>(mb.size()) + 3) {
+      const bool collective = b.series == 5;  // labelled on its F or B already
+      if (!b.link && !collective && b.micro_batch >= 0 && b.x1 - b.x0 >= 6.5 * static_cast<double>(mb.size()) + 3) {
         c.text((b.x0 + b.x1) / 2, ty + 16, mb, "middle", "mb");
       }
     }
@@ -180,7 +183,8 @@ std::string timeline_section(const Scenario& s, const Plan& p) {
        " s</strong>; analytic model " + format_fixed(p.time.step.value, 4) + " s (" + (diff >= 0 ? "+" : "") +
        svg::num(100 * diff, 1) + "%).</p>";
   h += "<figure>" + draw_timeline(g, x, {0, makespan, "Timeline of one simulated training step"}) +
-       "<figcaption>The whole step. Each stage: its compute stream (upper lane) and its network link (lower lane). "
+       "<figcaption>The whole step. Each stage: its compute stream (upper lane) and its network link (lower lane); "
+       "with virtual chunks, the later chunks are drawn lighter. "
        "Dotted background = idle: pipeline fill and drain (the bubble) or waiting on communication. Hover a task "
        "for its name and times.</figcaption></figure>";
   // Many micro-batches make the whole-step view dense: zoom on the fill and on the drain, where the
