@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "errors.h"
+#include "report_cmd.h"
 #include "work_limits.h"
 
 namespace {
@@ -120,6 +121,16 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
   validate->add_option("--dir", validation_dir, "Folder with index.yaml and the validation scenarios");
 
+  tp::ReportOptions report_opts;
+  CLI::App* report = app.add_subcommand("report", "Write one self-contained HTML page with the plan's charts");
+  report->add_option("scenario", report_opts.scenario, "Scenario YAML (default: the sweep's best layout, else the built-in one)");
+  report->add_option("--sweep", report_opts.sweep, "Sweep YAML: adds the run time vs cost scatter and the feasibility map");
+  report->add_option("--grid", report_opts.grids, "Sweep the scenario: key=v1,v2,... (as trainplan sweep --grid)");
+  report->add_option("--profile", report_opts.profile, "Hardware profile YAML");
+  report->add_option("--measurements", report_opts.measurements, "Measurements JSON: adds the calibration charts");
+  report->add_option("--set", report_opts.sets, "Override a key: --set parallel.tp=4 (repeatable)");
+  report->add_option("-o,--output", report_opts.output, "HTML file to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -138,6 +149,7 @@ int main(int argc, char** argv) {
     if (cal_fit_cmd->parsed()) return tp::run_calibrate_fit(cal_fit);
     if (cal_show_cmd->parsed()) return tp::run_calibrate_show(cal_show_profile, cal_show_gpu);
     if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
+    if (report->parsed()) return tp::run_report(report_opts);
   } catch (const tp::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

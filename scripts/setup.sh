@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainplan needs (only those missing), then configures the build.
-# Usage: scripts/setup.sh [PRESET]   (run as root, or with sudo available; PRESET of CMakePresets.json:
-#        default (users), dev (-Werror), asan (ASan + UBSan), fuzz (libFuzzer, needs clang); default: default)
+# Usage: scripts/setup.sh [PRESET] [tests]   (run as root, or with sudo available; PRESET of CMakePresets.json:
+#        default (users), dev (-Werror), asan (ASan + UBSan), fuzz (libFuzzer, needs clang); default: default.
+#        `tests` also installs what only the test suite needs: chromium, for the report in a real browser)
 set -euo pipefail
 preset="${1:-default}"
+for_tests="${2:-}"
 packages=(cmake ninja-build g++ libyaml-cpp-dev libcli11-dev libboost-graph-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libfmt-dev libtbb-dev libeigen3-dev)
 if [ "$preset" = fuzz ]; then
   packages+=(clang libclang-rt-14-dev)  # clang++ with the libFuzzer, ASan and UBSan runtimes
+fi
+if [ "$for_tests" = tests ]; then
+  packages+=(chromium)  # tests/report: headless Chromium opens a report
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
-scripts/setup.sh "$preset"
+scripts/setup.sh "$preset" tests
 cmake --build --preset "$preset"
 ctest --preset "$preset"

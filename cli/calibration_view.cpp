@@ -1,0 +1,143 @@
+#include "calibration_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "catalog.h"
+#include "fitter.h"
+#include "gemm_time.h"
+
+namespace tp {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The 16-bit peak and the FLOP conventions the planner and the fitter use for attention
+// (calibrate/fitter.cpp attention_peak / attention_flops; docs/calibration.md, "The fit"): the fused
+// kernel skips the masked half under causal masking, the unfused path computes the whole score
+// matrix, backward is twice the forward. Kept here until the fitter exposes them.
+double attention_peak(const GpuSpec& g, Precision p) {
+  if (p == Precision::fp32 || p == Precision::tf32) return g.peak_for(p).value;
+  const double bf16 = g.peak_for(Precision::bf16).value;
+  return bf16 > 0 ? bf16 : g.peak_for(Precision::fp16).value;
+}
+double attention_flops(const Measurement& m) {
+  double f = m.attention.full_forward_flops();
+  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
+  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
+  return f;
+}
+
+ClusterSpec fit_cluster(const Measurements& m, const ClusterSpec& scenario_cluster, const std::string& path) {
+  std::string key = m.device.gpu_key;
+  if (key.empty()) key = guess_gpu_key(m.device.name, m.device.memory_bytes);
+  if (key.empty()) return scenario_cluster;
+  ClusterSpec c = scenario_cluster;
+  c.gpu = Catalog::builtin().gpu(key, {path, 0, 0}, "device.gpu_key");
+  c.gpus_per_node = std::max(1, m.settings.gpus_per_node);
+  c.nodes = std::max(1, m.settings.nodes);
+  return c;
+}
+
+void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, int holdout,
+                 CalibrationView& v) {
+  // Which points the fit held out: every k-th of a dtype in file order, when the dtype has at least 6
+  // (calibrate/fitter.cpp, fit_gemm).
+  std::map<Precision, int> index, family_size;
+  for (const Measurement& it : m.items) family_size[it.dtype] += it.op == MeasuredOp::gemm ? 1 : 0;
+  for (const Measurement& it : m.items) {
+    if (it.op != MeasuredOp::gemm) continue;
+    const int in_family = index[it.dtype]++;  // file order within the dtype, as the fitter counts
+    if (it.time.median <= 0) continue;
+    const double peak = gpu.peak_for(it.dtype).value;
+    if (peak <= 0) continue;
+    const GemmDims d{static_cast<double>(it.gemm.m), static_cast<double>(it.gemm.n), static_cast<double>(it.gemm.k)};
+    const double predicted = gemm_seconds(hw, gpu, it.dtype, d).value * static_cast<double>(it.gemm.batch);
+    GemmPointView p;
+    p.dtype = to_string(it.dtype);
+    p.shape = shape_text(it);
+    p.flops = it.gemm.flops();
+    p.measured = p.flops / it.time.median / peak;
+    p.fitted = predicted > 0 ? p.flops / predicted / peak : 0;
+    p.held_out = family_size[it.dtype] >= 6 && held_out(in_family, holdout);
+    v.gemm.push_back(p);
+  }
+}
+
+void attention_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, CalibrationView& v) {
+  std::map<std::string, std::vector<double>> eff;
+  for (const Measurement& it : m.items) {
+    if (!is_attention(it.op) || it.time.median <= 0) continue;
+    const double peak = attention_peak(gpu, it.dtype);
+    if (peak <= 0) continue;
+    const std::string what = it.impl == AttentionImpl::unfused ? "unfused"
+                             : it.op == MeasuredOp::attention_forward ? "fused forward" : "fused backward";
+    eff[what].push_back(attention_flops(it) / (it.time.median * peak));
+  }
+  const std::pair<const char*, double> kinds[] = {{"fused forward", hw.attention_forward},
+                                                  {"fused backward", hw.attention_backward},
+                                                  {"unfused", hw.attention_unfused}};
+  for (const auto& [what, constant] : kinds) {
+    const auto it = eff.find(what);
+    if (it == eff.end()) continue;
+    AttentionView a;
+    a.what = what;
+    a.points = static_cast<int>(it->second.size());
+    a.measured_median = median(it->second);
+    a.measured_min = *std::min_element(it->second.begin(), it->second.end());
+    a.measured_max = *std::max_element(it->second.begin(), it->second.end());
+    a.profile = constant;
+    v.attention.push_back(a);
+  }
+}
+
+void bandwidth_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, CalibrationView& v) {
+  std::map<std::string, std::vector<double>> rates;
+  std::vector<std::string> order;
+  for (const Measurement& it : m.items) {
+    if (!is_memory(it.op) || it.rate <= 0) continue;
+    const std::string kernel = it.op == MeasuredOp::memory_kernel ? to_string(it.kernel) : to_string(it.op);
+    if (!rates.count(kernel)) order.push_back(kernel);
+    rates[kernel].push_back(it.rate);
+  }
+  const double hbm = gpu.memory_bandwidth.value;
+  for (const std::string& k : order) {
+    BandwidthView b;
+    b.kernel = k;
+    b.points = static_cast<int>(rates[k].size());
+    b.measured_median = median(rates[k]);
+    b.measured_min = *std::min_element(rates[k].begin(), rates[k].end());
+    b.measured_max = *std::max_element(rates[k].begin(), rates[k].end());
+    const auto cls = kernel_class_from_string(k);
+    b.profile = hbm * (cls ? hw.efficiency_of(*cls) : hw.memory_efficiency);
+    v.bandwidth.push_back(b);
+  }
+}
+
+}  // namespace
+
+CalibrationView calibration_view(const std::string& path, const ClusterSpec& cluster) {
+  const Measurements m = read_measurements(path);
+  FitOptions options;
+  options.cluster = fit_cluster(m, cluster, path);
+  const FitResult fit = fit_profile(m, options);
+  CalibrationView v;
+  v.file = path;
+  v.device = m.device.name;
+  v.gpu_key = options.cluster.gpu.key;
+  v.hbm_datasheet = options.cluster.gpu.memory_bandwidth.value;
+  gemm_points(m, fit.profile, options.cluster.gpu, options.holdout_every, v);
+  attention_views(m, fit.profile, options.cluster.gpu, v);
+  bandwidth_views(m, fit.profile, options.cluster.gpu, v);
+  for (const FamilyFit& f : fit.report.families) v.quality.push_back({f.family, f.fitted, f.held_out, f.r2, f.mape});
+  v.notes = fit.report.notes;
+  return v;
+}
+
+}  // namespace tp

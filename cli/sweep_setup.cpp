@@ -1,0 +1,109 @@
+#include "sweep_setup.h"
+
+#include <cstdio>
+
+#include "errors.h"
+#include "scenario.h"
+
+namespace tp {
+namespace {
+
+// Every combination of the slow axes' values, applied to the base document.
+std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>& slow) {
+  std::vector<SweepBase> bases;
+  std::vector<size_t> digits(slow.size(), 0);
+  while (true) {
+    YAML::Node doc = YAML::Clone(spec.base);
+    std::string label;
+    for (size_t i = 0; i < slow.size(); ++i) {
+      const std::string& v = slow[i].values[digits[i]];
+      apply_override(doc, slow[i].key + "=" + v);
+      label += (label.empty() ? "" : " ") + slow[i].key + "=" + v;
+    }
+    SweepBase b;
+    b.label = label;
+    try {
+      b.scenario = scenario_from_yaml(doc, spec.base_file, Catalog::builtin(), false);
+    } catch (const InputError& e) {
+      // Values applied from the grid carry no file position: name the grid axis instead.
+      if (e.where().file != "--set") throw;
+      for (const auto& a : slow) {
+        if (e.field().rfind(a.key, 0) == 0) throw InputError(a.where, "grid " + e.field(), e.message());
+      }
+      throw;
+    }
+    b.profile = profile_for(b.scenario);
+    bases.push_back(std::move(b));
+    size_t j = 0;
+    for (; j < digits.size(); ++j) {
+      if (++digits[j] < slow[j].values.size()) break;
+      digits[j] = 0;
+    }
+    if (j == digits.size()) break;
+  }
+  return bases;
+}
+
+}  // namespace
+
+std::string recompute_label(const SweepPoint& p) {
+  switch (p.recompute) {
+    case RecomputeMode::none: return "none";
+    case RecomputeMode::selective: return "sel";
+    case RecomputeMode::full: return "full";
+    case RecomputeMode::every: return "every" + std::to_string(p.recompute_every);
+  }
+  return "?";
+}
+
+std::string layout_label(const SweepPoint& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "tp%d pp%d dp%d cp%d ep%d v%d %s z%d %s mb%lld", p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
+                to_string(p.schedule), p.zero, recompute_label(p).c_str(), static_cast<long long>(p.micro_batch));
+  return buf;
+}
+
+// Values of the grid axes that the layout columns do not show.
+std::string extra_label(const SweepPoint& p, const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes) {
+  std::string out = bases[static_cast<size_t>(p.block)].label;
+  for (size_t i = 0; i < axes.size() && i < p.fast_values.size(); ++i) {
+    if (axes[i].key.rfind("parallel.", 0) == 0 || axes[i].key == "training.micro_batch") continue;
+    out += (out.empty() ? "" : " ") + axes[i].key + "=" + axes[i].labels[p.fast_values[i]];
+  }
+  return out;
+}
+
+SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string>& sets,
+                         const std::vector<std::string>& grids) {
+  SweepSetup out;
+  SweepSpec& spec = out.spec;
+  bool from_file = false;
+  if (!input.empty()) {
+    YAML::Node doc = load_yaml_file(input);
+    require_document(doc, input);
+    from_file = is_sweep_document(doc);
+  }
+  if (from_file) {
+    spec = load_sweep_file(input);
+    for (const auto& s : sets) apply_override(spec.base, s);
+    SweepSpec extra = sweep_from_cli("", {}, grids);
+    for (auto& a : extra.axes) spec.axes.push_back(a);
+    spec.parallel_auto = spec.parallel_auto || extra.parallel_auto;
+    (void)checked_point_count(spec);  // the file's axes and --grid's together
+  } else {
+    spec = sweep_from_cli(input, sets, grids);
+  }
+  if (spec.axes.empty() && !spec.parallel_auto) {
+    throw InputError({"command line", 0, 0}, "--grid",
+                     "nothing to sweep: give --grid key=v1,v2,... or --grid parallel=auto (or grid: in a sweep file)");
+  }
+  std::vector<Axis> slow;
+  for (const auto& a : spec.axes) {
+    if (is_fast_key(a.key)) out.fast.push_back(make_fast_axis(a));
+    else slow.push_back(a);
+  }
+  out.bases = make_bases(spec, slow);
+  return out;
+}
+
+}  // namespace tp
