@@ -100,6 +100,33 @@ Measurement kernel_case(KernelClass k, Precision p, std::int64_t rows, std::int6
   return c;
 }
 
+// Fused attention on the shapes of ../shared/measurements/scripts/fused_ref.py (PyTorch SDPA with the
+// cuDNN and FlashAttention backends): head dim 128 with 32 heads (MHA) and 32/8 (GQA), head dim 64
+// MHA, sequence 1k-16k at 16 Ki tokens per run, causal and not.
+std::vector<std::pair<AttentionShape, std::string>> fused_reference_shapes(bool quick) {
+  std::vector<std::pair<AttentionShape, std::string>> out;
+  const std::vector<std::int64_t> seqs = quick ? std::vector<std::int64_t>{1024}
+                                               : std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384};
+  for (std::int64_t d : {64, 128}) {
+    for (std::int64_t kv : {32, 8}) {
+      if (d == 64 && kv == 8) continue;
+      for (std::int64_t sq : seqs) {
+        for (bool causal : {true, false}) {
+          AttentionShape a;
+          a.batch = std::max<std::int64_t>(1, 16384 / sq);
+          a.heads = 32;
+          a.kv_heads = kv;
+          a.seq_q = a.seq_kv = sq;
+          a.head_dim = d;
+          a.causal = causal;
+          out.emplace_back(a, "fused_ref d=" + std::to_string(d) + " h=32/" + std::to_string(kv));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Measurement> kernel_cases(bool quick) {
@@ -279,6 +306,10 @@ std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
         plan.push_back(attention_case(MeasuredOp::attention_forward, impl, a, p, label));
         plan.push_back(attention_case(MeasuredOp::attention_backward, impl, a, p, label));
       }
+    }
+    for (const auto& [a, label] : fused_reference_shapes(o.quick)) {
+      plan.push_back(attention_case(MeasuredOp::attention_forward, AttentionImpl::fused, a, p, label));
+      plan.push_back(attention_case(MeasuredOp::attention_backward, AttentionImpl::fused, a, p, label));
     }
   }
 

@@ -159,6 +159,26 @@ TEST(SuitePlan, KernelsSuiteCoversEveryClassOnRealisticSizes) {
   EXPECT_EQ(parse_suites("kernels"), std::vector<Suite>{Suite::kernels});
 }
 
+// Fused attention on fused_ref.py's shapes (../shared/measurements/scripts): d 128 with 32/32 and
+// 32/8 heads, d 64 with 32/32, seq 1k..16k (5 lengths), causal and not, forward and backward:
+// (2 + 1) x 5 x 2 x 2 = 60 cases, at 16 Ki tokens per run.
+TEST(SuitePlan, FusedAttentionOnTheReferenceShapes) {
+  SuiteOptions o;
+  o.suites = {Suite::attention};
+  int cases = 0;
+  bool long_gqa = false;
+  for (const auto& m : plan_suite(o, nullptr)) {
+    if (m.label.rfind("fused_ref", 0) != 0) continue;
+    ++cases;
+    EXPECT_EQ(m.impl, AttentionImpl::fused);
+    EXPECT_EQ(m.attention.batch * m.attention.seq_q, 16384);
+    long_gqa |= m.op == MeasuredOp::attention_backward && m.attention.seq_q == 16384 && m.attention.kv_heads == 8 &&
+                m.attention.head_dim == 128 && m.attention.causal;
+  }
+  EXPECT_EQ(cases, 60);
+  EXPECT_TRUE(long_gqa);
+}
+
 // Minimal traffic per class, by hand from fused_ref.py's bytes_moved (n = bf16 bytes of the main tensor).
 TEST(KernelTraffic, MatchesTheReferenceScriptDefinitions) {
   const double n = 8192.0 * 4096 * 2;
