@@ -3,7 +3,8 @@
 # Usage: scripts/setup.sh            (run as root, or with sudo available)
 set -euo pipefail
 packages=(cmake ninja-build g++ libyaml-cpp-dev libcli11-dev libboost-graph-dev libgtest-dev libgmock-dev
-          libbenchmark-dev nlohmann-json3-dev libfmt-dev libtbb-dev libeigen3-dev)
+          libbenchmark-dev nlohmann-json3-dev libfmt-dev libtbb-dev libeigen3-dev
+          libopenmpi-dev)  # Open MPI: multi-node calibration (trainplan-calibrate-run under mpirun / srun)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
