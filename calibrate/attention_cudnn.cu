@@ -36,13 +36,14 @@ struct Sizes {
 };
 
 // S * scale, then (causal) the upper triangle set to the lowest float: the score nodes both graphs share.
+// `scale` is the graph's one by-value scale tensor (each uid is described once per graph).
 cudnnBackendDescriptor_t scaled_scores(CudnnGraph& g, const Sizes& z, cudnnBackendDescriptor_t q, cudnnBackendDescriptor_t kt,
-                                       bool causal) {
+                                       cudnnBackendDescriptor_t scale, bool causal) {
   const cudnnDataType_t f = CUDNN_DATA_FLOAT;
   cudnnBackendDescriptor_t s = g.virtual_tensor(f, z.scores());
   g.matmul(q, kt, s);
   cudnnBackendDescriptor_t scaled = g.virtual_tensor(f, z.scores());
-  g.pointwise(CUDNN_POINTWISE_MUL, s, g.scalar(kScale), nullptr, scaled);
+  g.pointwise(CUDNN_POINTWISE_MUL, s, scale, nullptr, scaled);
   if (!causal) return scaled;
   cudnnBackendDescriptor_t row = g.virtual_tensor(f, z.scores()), col = g.virtual_tensor(f, z.scores());
   g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scaled, nullptr, nullptr, row, f, 2);
@@ -61,7 +62,7 @@ void build_forward(CudnnGraph& g, const Sizes& z, cudnnDataType_t io, bool causa
   cudnnBackendDescriptor_t v = g.tensor(kV, io, z.kv(), packed_strides(z.kv()));
   cudnnBackendDescriptor_t o = g.tensor(kO, io, z.q(), packed_strides(z.q()));
   cudnnBackendDescriptor_t stats = g.tensor(kStats, f, z.row(), packed_strides(z.row()));
-  cudnnBackendDescriptor_t s = scaled_scores(g, z, q, kt, causal);
+  cudnnBackendDescriptor_t s = scaled_scores(g, z, q, kt, g.scalar(kScale), causal);
   cudnnBackendDescriptor_t mx = g.virtual_tensor(f, z.row()), sub = g.virtual_tensor(f, z.scores());
   cudnnBackendDescriptor_t e = g.virtual_tensor(f, z.scores()), sum = g.virtual_tensor(f, z.row()), lg = g.virtual_tensor(f, z.row());
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, mx);
@@ -95,13 +96,14 @@ void build_backward(CudnnGraph& g, const Sizes& z, cudnnDataType_t io, bool caus
   cudnnBackendDescriptor_t dq = g.tensor(kDQ, io, z.q(), packed_strides(z.q()));
   cudnnBackendDescriptor_t dk = g.tensor(kDK, io, z.kv(), packed_strides(z.kv()));
   cudnnBackendDescriptor_t dv = g.tensor(kDV, io, z.kv(), packed_strides(z.kv()));
+  cudnnBackendDescriptor_t scale = g.scalar(kScale);
   // D = rowsum(dO * O) (x 1: the dropout-scale slot of the pattern).
   cudnnBackendDescriptor_t prod = g.virtual_tensor(f, z.q()), rowsum = g.virtual_tensor(f, z.row()), d_sum = g.virtual_tensor(f, z.row());
   g.pointwise(CUDNN_POINTWISE_MUL, d_o, o, nullptr, prod);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, rowsum);
   g.pointwise(CUDNN_POINTWISE_MUL, rowsum, g.scalar(kOne), nullptr, d_sum);
   // P recomputed from the stats.
-  cudnnBackendDescriptor_t s = scaled_scores(g, z, q, kt, causal);
+  cudnnBackendDescriptor_t s = scaled_scores(g, z, q, kt, scale, causal);
   cudnnBackendDescriptor_t centred = g.virtual_tensor(f, z.scores()), p = g.virtual_tensor(f, z.scores());
   g.pointwise(CUDNN_POINTWISE_SUB, s, stats, nullptr, centred);
   g.pointwise(CUDNN_POINTWISE_EXP, centred, nullptr, nullptr, p);
@@ -115,7 +117,7 @@ void build_backward(CudnnGraph& g, const Sizes& z, cudnnDataType_t io, bool caus
   g.matmul(d_o, vt, dp);
   g.pointwise(CUDNN_POINTWISE_SUB, dp, d_sum, nullptr, diff);
   g.pointwise(CUDNN_POINTWISE_MUL, diff, p, nullptr, ds_unscaled);
-  g.pointwise(CUDNN_POINTWISE_MUL, ds_unscaled, g.scalar(kScale), nullptr, ds);
+  g.pointwise(CUDNN_POINTWISE_MUL, ds_unscaled, scale, nullptr, ds);
   // dK = dS^T Q; dQ = dS K.
   cudnnBackendDescriptor_t dst = g.virtual_tensor(io, z.scores_transposed(), z.scores_transposed_strides());
   g.reshape(ds, dst);

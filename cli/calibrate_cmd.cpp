@@ -2,12 +2,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <system_error>
 #include <vector>
-#include <iostream>
 
 #include "catalog.h"
 #include "commands.h"
@@ -82,6 +84,8 @@ int run_calibrate_run(const CalibrateRunOptions& o) {
   if (access(runner.c_str(), X_OK) == 0) {
     std::cout.flush();
     execv(runner.c_str(), argv.data());
+    std::cerr << "error: cannot start " << runner.string() << ": " << std::strerror(errno) << "\n";
+    return 3;
   }
   std::cerr << "error: this build has no CUDA support: `calibrate run` needs " << runner.string()
             << ", built with the CUDA toolkit (nvcc, cuBLASLt; see docs/calibration.md). `calibrate fit` and "
