@@ -13,8 +13,10 @@
 #include "collectives_nccl.cuh"
 #include "device_info.cuh"
 #include "gemm_cublaslt.cuh"
+#include "kernel_traffic.h"
 #include "memory_kernels.cuh"
 #include "power_nvml.h"
+#include "step_kernels.cuh"
 #include "timing.cuh"
 
 #ifdef TRAINPLAN_HAS_MPI
@@ -157,6 +159,11 @@ Measurements run_calibration(const std::vector<Measurement>& plan, const CudaRun
           x.algorithm = "cuBLAS strided-batched GEMMs + trainplan softmax";
         }
         x.rate = attention_flops(x) / x.time.median;
+      } else if (x.op == MeasuredOp::memory_kernel) {
+        x.time = measure_step_kernel(x.kernel, x.dtype, x.rows, x.cols, o.policy, flush, stream);
+        x.bytes = kernel_bytes_moved(x.kernel, x.dtype, x.rows, x.cols);
+        x.rate = x.bytes / x.time.median;
+        x.algorithm = "trainplan fused kernel";
       } else if (is_memory(x.op)) {
         const double array_bytes = x.bytes;
         x.time = measure_memory(x.op, array_bytes, o.policy, flush, stream);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "errors.h"
+#include "kernel_traffic.h"
 #include "op_graph.h"
 #include "yaml_reader.h"
 
@@ -20,6 +21,7 @@ const char* to_string(Suite s) {
     case Suite::memory: return "memory";
     case Suite::collectives: return "collectives";
     case Suite::power: return "power";
+    case Suite::kernels: return "kernels";
   }
   return "?";
 }
@@ -48,7 +50,7 @@ std::vector<Suite> parse_suites(const std::string& list, const std::string& fiel
     if (!found) {
       const std::string hint = closest_key(item, names);
       throw InputError({"command line", 0, 0}, field,
-                       "unknown suite '" + item + "' (gemm, attention, memory, collectives, power or all)" +
+                       "unknown suite '" + item + "' (gemm, attention, kernels, memory, collectives, power or all)" +
                            (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
     }
   }
@@ -87,7 +89,81 @@ Measurement attention_case(MeasuredOp op, AttentionImpl impl, const AttentionSha
   return c;
 }
 
+Measurement kernel_case(KernelClass k, Precision p, std::int64_t rows, std::int64_t cols, const std::string& label) {
+  Measurement c;
+  c.op = MeasuredOp::memory_kernel;
+  c.kernel = k;
+  c.dtype = p;
+  c.rows = rows;
+  c.cols = cols;
+  c.label = label;
+  return c;
+}
+
+// Fused attention on the shapes of ../shared/measurements/scripts/fused_ref.py (PyTorch SDPA with the
+// cuDNN and FlashAttention backends): head dim 128 with 32 heads (MHA) and 32/8 (GQA), head dim 64
+// MHA, sequence 1k-16k at 16 Ki tokens per run, causal and not.
+std::vector<std::pair<AttentionShape, std::string>> fused_reference_shapes(bool quick) {
+  std::vector<std::pair<AttentionShape, std::string>> out;
+  const std::vector<std::int64_t> seqs = quick ? std::vector<std::int64_t>{1024}
+                                               : std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384};
+  for (std::int64_t d : {64, 128}) {
+    for (std::int64_t kv : {32, 8}) {
+      if (d == 64 && kv == 8) continue;
+      for (std::int64_t sq : seqs) {
+        for (bool causal : {true, false}) {
+          AttentionShape a;
+          a.batch = std::max<std::int64_t>(1, 16384 / sq);
+          a.heads = 32;
+          a.kv_heads = kv;
+          a.seq_q = a.seq_kv = sq;
+          a.head_dim = d;
+          a.causal = causal;
+          out.emplace_back(a, "fused_ref d=" + std::to_string(d) + " h=32/" + std::to_string(kv));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<Measurement> kernel_cases(bool quick) {
+  std::vector<Measurement> out;
+  using K = KernelClass;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> token_hidden =
+      quick ? std::vector<std::pair<std::int64_t, std::int64_t>>{{1024, 2048}}
+            : std::vector<std::pair<std::int64_t, std::int64_t>>{{8192, 2048}, {8192, 4096}, {16384, 8192}};
+  for (const auto& [tokens, hidden] : token_hidden) {
+    const std::string label = "tokens=" + std::to_string(tokens) + " hidden=" + std::to_string(hidden);
+    for (K k : {K::rmsnorm_fwd, K::rmsnorm_bwd, K::layernorm_fwd, K::layernorm_bwd, K::residual_add, K::cast_to_fp32,
+                K::cast_to_16bit}) {
+      out.push_back(kernel_case(k, Precision::bf16, tokens, hidden, label));
+    }
+    for (K k : {K::gelu_fwd, K::gelu_bwd, K::swiglu_fwd, K::swiglu_bwd}) {
+      out.push_back(kernel_case(k, Precision::bf16, tokens, 4 * hidden, label + " ffn=" + std::to_string(4 * hidden)));
+    }
+    // q and k of a GQA layer with 8 KV heads: (hidden / 128 + 8) heads of 128.
+    const std::int64_t rotary_cols = (hidden / kRotaryHeadDim + 8) * kRotaryHeadDim;
+    for (K k : {K::rotary_fwd, K::rotary_bwd}) out.push_back(kernel_case(k, Precision::bf16, tokens, rotary_cols, label + " q+k"));
+  }
+  const std::vector<std::pair<std::int64_t, std::int64_t>> token_vocab =
+      quick ? std::vector<std::pair<std::int64_t, std::int64_t>>{{1024, 50257}}
+            : std::vector<std::pair<std::int64_t, std::int64_t>>{{8192, 50257}, {8192, 128256}, {16384, 128256}};
+  for (const auto& [tokens, vocab] : token_vocab) {
+    out.push_back(kernel_case(K::cross_entropy, Precision::bf16, tokens, vocab,
+                              "tokens=" + std::to_string(tokens) + " vocab=" + std::to_string(vocab)));
+  }
+  const std::vector<std::int64_t> params = quick ? std::vector<std::int64_t>{16'000'000}
+                                                 : std::vector<std::int64_t>{250'000'000, 1'000'000'000};
+  for (std::int64_t n : params) {
+    for (Precision p : {Precision::fp32, Precision::bf16}) {
+      out.push_back(kernel_case(K::adamw, p, n, 1, "params=" + std::to_string(n) + " states " + to_string(p)));
+    }
+  }
+  return out;
+}
 
 std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dtype) {
   std::vector<Measurement> out;
@@ -231,6 +307,10 @@ std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
         plan.push_back(attention_case(MeasuredOp::attention_backward, impl, a, p, label));
       }
     }
+    for (const auto& [a, label] : fused_reference_shapes(o.quick)) {
+      plan.push_back(attention_case(MeasuredOp::attention_forward, AttentionImpl::fused, a, p, label));
+      plan.push_back(attention_case(MeasuredOp::attention_backward, AttentionImpl::fused, a, p, label));
+    }
   }
 
   if (wants(Suite::memory)) {
@@ -245,6 +325,10 @@ std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
         plan.push_back(c);
       }
     }
+  }
+
+  if (wants(Suite::kernels)) {
+    for (const auto& c : kernel_cases(o.quick)) plan.push_back(c);
   }
 
   if (wants(Suite::power)) {

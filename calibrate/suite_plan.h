@@ -13,8 +13,9 @@
 
 namespace tp {
 
-enum class Suite { gemm, attention, memory, collectives, power };
-inline constexpr int kSuiteCount = 5;
+// kernels: the memory-bound kernel classes of a training step (model/kernel_class.h) on realistic sizes.
+enum class Suite { gemm, attention, memory, collectives, power, kernels };
+inline constexpr int kSuiteCount = 6;
 const char* to_string(Suite s);
 
 // "gemm,attention" -> {gemm, attention}; "all" -> every suite. Unknown names are an InputError
@@ -22,7 +23,7 @@ const char* to_string(Suite s);
 std::vector<Suite> parse_suites(const std::string& list, const std::string& field = "--suite");
 
 struct SuiteOptions {
-  std::vector<Suite> suites{Suite::gemm, Suite::attention, Suite::memory, Suite::collectives, Suite::power};
+  std::vector<Suite> suites{Suite::gemm, Suite::attention, Suite::memory, Suite::collectives, Suite::power, Suite::kernels};
   std::vector<Precision> gemm_dtypes{Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8};
   std::vector<int> tp_degrees;  // empty = 1, 2, 4, 8 up to gpus_per_node, dividing the heads
   bool quick = false;           // a small grid (smoke runs, tests)
@@ -41,6 +42,12 @@ std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dty
 // The TP degrees worth measuring for `s`: powers of two up to gpus_per_node that divide the heads
 // (and always the scenario's own tp).
 std::vector<int> default_tp_degrees(const Scenario& s);
+
+// The kernels suite: every KernelClass on the sizes of fused_ref.py (tokens x hidden 8192 x 2048,
+// 8192 x 4096, 16384 x 8192; ffn = 4 hidden; vocabularies 50257 and 128256; AdamW on 250 M and 1 G
+// parameters in fp32 and bf16), smaller with `quick`. Each case is a memory_kernel template with
+// kernel, dtype, rows and cols; the runner records the bytes moved (kernel_traffic.h).
+std::vector<Measurement> kernel_cases(bool quick);
 
 // The whole plan; `s` may be null (generic grids only). Identical GEMM cases are merged (labels joined).
 std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s);

@@ -2,9 +2,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
+#include <vector>
 
 #include "catalog.h"
 #include "commands.h"
@@ -16,9 +21,6 @@
 #include "suite_plan.h"
 #include "yaml_reader.h"
 
-#ifdef TRAINPLAN_HAS_CUDA
-#include "cuda_runner.h"
-#endif
 
 namespace tp {
 
@@ -26,26 +28,13 @@ namespace {
 
 std::string trim_label(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
 
-// Progress on stderr, redrawn in place, only when stderr is a terminal.
-class ProgressBar {
- public:
-  ProgressBar() : enabled_(isatty(STDERR_FILENO) == 1) {}
-  void update(size_t done, size_t total, const std::string& what) {
-    if (!enabled_ || total == 0) return;
-    const int width = 30;
-    const int filled = static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(total));
-    std::string bar(static_cast<size_t>(filled), '=');
-    bar.resize(static_cast<size_t>(width), ' ');
-    std::fprintf(stderr, "\r[%s] %zu/%zu %-60s", bar.c_str(), done, total, trim_label(what, 60).c_str());
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (enabled_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool enabled_;
-};
+// trainplan-calibrate-run, next to this executable (/proc/self/exe).
+std::filesystem::path calibration_runner_path() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path dir = ec ? std::filesystem::current_path() : self.parent_path();
+  return dir / "trainplan-calibrate-run";
+}
 
 // The cluster the fit compares against: the scenario's, else the catalog GPU (named, recorded in the
 // file, or guessed from the device name) with its NVLink as the intra-node tier.
@@ -82,55 +71,31 @@ std::string pct(double v) {
 
 int run_calibrate_run(const CalibrateRunOptions& o) {
   // Validate the inputs first, so that their errors come before any device question.
-  const std::vector<Suite> suites = parse_suites(o.suites);
-  Scenario scenario;
-  const bool has_scenario = !o.scenario.empty();
-  if (has_scenario) scenario = load_scenario_file(o.scenario);
+  (void)parse_suites(o.suites);
+  if (!o.scenario.empty()) (void)load_scenario_file(o.scenario);
   if (o.output.empty()) throw InputError({"command line", 0, 0}, "-o", "an output file is required");
-#ifndef TRAINPLAN_HAS_CUDA
-  std::cerr << "error: this build has no CUDA support: `calibrate run` needs trainplan built with the CUDA toolkit "
-               "(nvcc, cuBLASLt; see docs/calibration.md). `calibrate fit` and `calibrate show` work in any build.\n";
-  return 3;
-#else
-  const DeviceProbe probe = probe_cuda_devices();
-  if (probe.count == 0) {
-    std::cerr << "error: no CUDA device found" << (probe.error.empty() ? "" : " (" + probe.error + ")")
-              << ": `calibrate run` measures the GPUs of the machine it runs on\n";
+  // The kernels live in a separate executable beside this one, so that trainplan itself loads no CUDA
+  // library (docs/calibration.md, "The runner"); exec keeps the process, its environment and MPI ranks.
+  const std::filesystem::path runner = calibration_runner_path();
+  std::vector<std::string> args{runner.string(), "--suite", o.suites, "-o", o.output};
+  if (!o.scenario.empty()) args.insert(args.end(), {"--scenario", o.scenario});
+  if (!o.gpu.empty()) args.insert(args.end(), {"--gpu", o.gpu});
+  if (o.max_bytes > 0) args.insert(args.end(), {"--max-bytes", std::to_string(o.max_bytes)});
+  if (o.quick) args.emplace_back("--quick");
+  if (o.no_flush) args.emplace_back("--no-flush");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (access(runner.c_str(), X_OK) == 0) {
+    std::cout.flush();
+    execv(runner.c_str(), argv.data());
+    std::cerr << "error: cannot start " << runner.string() << ": " << std::strerror(errno) << "\n";
     return 3;
   }
-  const RankInfo ranks = init_ranks();
-  SuiteOptions so;
-  so.suites = suites;
-  so.quick = o.quick;
-  if (o.max_bytes > 0) so.collective_max_bytes = o.max_bytes;
-  const std::vector<Measurement> plan = plan_suite(so, has_scenario ? &scenario : nullptr);
-  CudaRunOptions ro;
-  for (Suite s : suites) ro.suites.emplace_back(to_string(s));
-  ro.scenario = o.scenario;
-  ro.gpu_key = has_scenario ? scenario.cluster.gpu.key : o.gpu;
-  ro.l2_flush = !o.no_flush;
-  if (o.quick) {
-    ro.policy.max_reps = 20;
-    ro.policy.max_seconds = 0.5;
-  }
-  ProgressBar bar;
-  const bool show = ranks.rank == 0;
-  ro.progress = [&](size_t done, size_t total, const Measurement& next) {
-    if (show) bar.update(done, total, std::string(to_string(next.op)) + " " + shape_text(next));
-  };
-  const Measurements m = run_calibration(plan, ro, ranks);
-  if (show) bar.finish();
-  if (ranks.rank == 0) {
-    write_measurements(m, o.output);
-    std::cout << "measured " << m.items.size() << " cases on " << m.device.name << " (" << m.skipped.size()
-              << " skipped) -> " << o.output << "\n";
-    for (const auto& s : m.skipped) {
-      std::cout << "  skipped " << to_string(s.op) << " " << s.shape << ": " << s.reason << "\n";
-    }
-  }
-  finalize_ranks();
-  return 0;
-#endif
+  std::cerr << "error: this build has no CUDA support: `calibrate run` needs " << runner.string()
+            << ", built with the CUDA toolkit (nvcc, cuBLASLt; see docs/calibration.md). `calibrate fit` and "
+               "`calibrate show` work in any build.\n";
+  return 3;
 }
 
 int run_calibrate_fit(const CalibrateFitOptions& o) {

@@ -60,7 +60,7 @@ int run_sweep_command(const SweepCommandOptions& o);
 
 // `trainplan calibrate run | fit | show` (cli/calibrate_cmd.cpp, docs/calibration.md).
 struct CalibrateRunOptions {
-  std::string suites = "all";  // gemm,attention,memory,collectives,power
+  std::string suites = "all";  // gemm,attention,kernels,memory,collectives,power
   std::string scenario;        // layer shapes to measure ("" = generic grids only)
   std::string output;          // measurements JSON (written atomically)
   std::string gpu;             // catalog key to record ("" = guessed from the device name)

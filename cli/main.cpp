@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   CLI::App* calibrate = app.add_subcommand("calibrate", "Measure GPU kernels and fit a hardware profile");
   calibrate->require_subcommand(1);
   CLI::App* cal_run_cmd = calibrate->add_subcommand("run", "Run GEMM, attention, memory and NCCL kernels on this machine's GPUs");
-  cal_run_cmd->add_option("--suite", cal_run.suites, "gemm,attention,memory,collectives,power or all (default all)");
+  cal_run_cmd->add_option("--suite", cal_run.suites, "gemm,attention,kernels,memory,collectives,power or all (default all)");
   cal_run_cmd->add_option("--scenario", cal_run.scenario, "Also measure this scenario's layer shapes");
   cal_run_cmd->add_option("-o,--output", cal_run.output, "Measurements JSON to write")->required();
   cal_run_cmd->add_option("--gpu", cal_run.gpu, "Catalog GPU key to record (default: from the device name)");

@@ -2,7 +2,8 @@
 # Installs the Debian packages trainplan needs (only those missing), then configures the build.
 # Usage: scripts/setup.sh [PRESET] [tests]   (run as root, or with sudo available; PRESET of CMakePresets.json:
 #        default (users), dev (-Werror), asan (ASan + UBSan), fuzz (libFuzzer, needs clang); default: default.
-#        `tests` also installs what only the test suite needs: chromium, for the report in a real browser)
+#        `tests` also installs what only the test suite needs: chromium (the report in a real browser) and
+#        Open MPI (the multi-node calibration path, optional for users))
 set -euo pipefail
 preset="${1:-default}"
 for_tests="${2:-}"
@@ -12,7 +13,8 @@ if [ "$preset" = fuzz ]; then
   packages+=(clang libclang-rt-14-dev)  # clang++ with the libFuzzer, ASan and UBSan runtimes
 fi
 if [ "$for_tests" = tests ]; then
-  packages+=(chromium)  # tests/report: headless Chromium opens a report
+  packages+=(chromium)        # tests/report: headless Chromium opens a report
+  packages+=(libopenmpi-dev)  # the MPI path of trainplan-calibrate-run (multi-node calibration) is built and tested
 fi
 missing=()
 for p in "${packages[@]}"; do

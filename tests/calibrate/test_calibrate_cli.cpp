@@ -14,10 +14,10 @@ namespace {
 
 std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-// Runs the trainplan binary with an environment assignment in front ("VAR=value").
-test::RunResult run_with_env(const std::string& env, const std::string& args) {
+// Runs `binary` with environment assignments in front ("VAR=value ...").
+test::RunResult run_binary(const std::string& env, const std::string& binary, const std::string& args) {
   test::RunResult r;
-  const std::string cmd = "env " + env + " " + std::string(TRAINPLAN_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = "env " + env + " " + binary + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   char buf[4096];
@@ -27,6 +27,8 @@ test::RunResult run_with_env(const std::string& env, const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+test::RunResult run_with_env(const std::string& env, const std::string& args) { return run_binary(env, TRAINPLAN_BINARY, args); }
 
 TEST(CalibrateCli, RunWithoutDeviceOrCudaFailsClearly) {
   const std::string out = temp_path("trainplan_cli_run.json");
@@ -108,6 +110,34 @@ TEST(CalibrateCli, FitNeedsToKnowTheGpu) {
   EXPECT_NE(ok.output.find("gpu: h100-sxm-80gb"), std::string::npos) << ok.output;  // printed profile
   std::filesystem::remove(meas);
 }
+
+#ifdef TRAINPLAN_TEST_CUDA_BUILD
+// trainplan-calibrate-run, the executable `calibrate run` execs (also started directly under mpirun / srun).
+TEST(CalibrateRunner, ChecksItsArgumentsBeforeAnyDeviceQuestion) {
+  const auto bad_suite = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--suite gemm,kernel -o /tmp/x.json");
+  EXPECT_EQ(bad_suite.exit_code, 1) << bad_suite.output;
+  EXPECT_NE(bad_suite.output.find("unknown suite 'kernel'"), std::string::npos) << bad_suite.output;
+  EXPECT_NE(bad_suite.output.find("did you mean 'kernels'?"), std::string::npos) << bad_suite.output;
+  const auto no_output = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--suite gemm");
+  EXPECT_NE(no_output.exit_code, 0) << no_output.output;
+  EXPECT_NE(no_output.output.find("--output is required"), std::string::npos) << no_output.output;
+  const auto bad_scenario = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--scenario /nonexistent.yaml -o /tmp/x.json");
+  EXPECT_EQ(bad_scenario.exit_code, 1) << bad_scenario.output;
+  EXPECT_NE(bad_scenario.output.find("/nonexistent.yaml"), std::string::npos) << bad_scenario.output;
+}
+
+// As one rank of an mpirun / srun launch (the launchers' environment variables), without a device: the
+// clear error and exit 3, before MPI is initialised (so no hang waiting for the other ranks).
+TEST(CalibrateRunner, RankWithoutDeviceFailsClearly) {
+  const std::string out = temp_path("trainplan_runner_mpi.json");
+  std::filesystem::remove(out);
+  const auto r = run_binary("CUDA_VISIBLE_DEVICES= OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMI_SIZE=2 SLURM_NTASKS=2",
+                            TRAINPLAN_RUNNER, "--suite collectives --quick -o " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("error: no CUDA device found"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+#endif
 
 }  // namespace
 }  // namespace tp

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "errors.h"
+#include "kernel_traffic.h"
 #include "op_graph.h"
 #include "suite_plan.h"
 #include "test_support.h"
@@ -80,7 +81,7 @@ TEST(SuitePlan, ParseSuites) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "command line: --suite: unknown suite 'colectives' (gemm, attention, memory, collectives, power or all); "
+              "command line: --suite: unknown suite 'colectives' (gemm, attention, kernels, memory, collectives, power or all); "
               "did you mean 'collectives'?");
   }
 }
@@ -102,7 +103,7 @@ TEST(SuitePlan, WholePlanCoversEveryFamily) {
   for (const auto& m : plan) count[m.op]++;
   for (int i = 0; i < kMeasuredOpCount; ++i) {
     const MeasuredOp op = static_cast<MeasuredOp>(i);
-    if (op == MeasuredOp::broadcast || op == MeasuredOp::memory_kernel) continue;  // kernels suite: not planned yet
+    if (op == MeasuredOp::broadcast) continue;  // not planned: all_reduce covers the ring
     EXPECT_GT(count[op], 0) << to_string(op);
   }
   EXPECT_EQ(count[MeasuredOp::all_reduce], 28);
@@ -127,6 +128,75 @@ TEST(SuitePlan, OnlyTheAskedSuites) {
   o.suites = {Suite::memory};
   o.quick = true;
   for (const auto& m : plan_suite(o, nullptr)) EXPECT_TRUE(is_memory(m.op) || m.op == MeasuredOp::kernel_launch) << to_string(m.op);
+}
+
+// The kernels suite plans every kernel class on fused_ref.py's sizes (../shared/measurements/scripts).
+TEST(SuitePlan, KernelsSuiteCoversEveryClassOnRealisticSizes) {
+  SuiteOptions o;
+  o.suites = {Suite::kernels};
+  const auto plan = plan_suite(o, nullptr);
+  std::map<KernelClass, int> count;
+  for (const auto& m : plan) {
+    ASSERT_EQ(m.op, MeasuredOp::memory_kernel);
+    ASSERT_GT(m.rows, 0);
+    ASSERT_GT(m.cols, 0);
+    count[m.kernel]++;
+  }
+  for (int i = 0; i < kKernelClassCount; ++i) EXPECT_GT(count[static_cast<KernelClass>(i)], 0) << to_string(static_cast<KernelClass>(i));
+  // fused_ref.py: 3 token x hidden sizes, 3 token x vocab sizes, 2 parameter counts x 2 state dtypes.
+  EXPECT_EQ(count[KernelClass::rmsnorm_fwd], 3);
+  EXPECT_EQ(count[KernelClass::cross_entropy], 3);
+  EXPECT_EQ(count[KernelClass::adamw], 4);
+  const bool big_gelu = std::any_of(plan.begin(), plan.end(), [](const Measurement& m) {
+    return m.kernel == KernelClass::gelu_fwd && m.rows == 16384 && m.cols == 4 * 8192;
+  });
+  EXPECT_TRUE(big_gelu);
+  for (const auto& m : plan) {
+    if (m.kernel == KernelClass::rotary_fwd) {
+      EXPECT_EQ(m.cols % kRotaryHeadDim, 0);
+    }
+  }
+  EXPECT_EQ(parse_suites("kernels"), std::vector<Suite>{Suite::kernels});
+}
+
+// Fused attention on fused_ref.py's shapes (../shared/measurements/scripts): d 128 with 32/32 and
+// 32/8 heads, d 64 with 32/32, seq 1k..16k (5 lengths), causal and not, forward and backward:
+// (2 + 1) x 5 x 2 x 2 = 60 cases, at 16 Ki tokens per run.
+TEST(SuitePlan, FusedAttentionOnTheReferenceShapes) {
+  SuiteOptions o;
+  o.suites = {Suite::attention};
+  int cases = 0;
+  bool long_gqa = false;
+  for (const auto& m : plan_suite(o, nullptr)) {
+    if (m.label.rfind("fused_ref", 0) != 0) continue;
+    ++cases;
+    EXPECT_EQ(m.impl, AttentionImpl::fused);
+    EXPECT_EQ(m.attention.batch * m.attention.seq_q, 16384);
+    long_gqa |= m.op == MeasuredOp::attention_backward && m.attention.seq_q == 16384 && m.attention.kv_heads == 8 &&
+                m.attention.head_dim == 128 && m.attention.causal;
+  }
+  EXPECT_EQ(cases, 60);
+  EXPECT_TRUE(long_gqa);
+}
+
+// Minimal traffic per class, by hand from fused_ref.py's bytes_moved (n = bf16 bytes of the main tensor).
+TEST(KernelTraffic, MatchesTheReferenceScriptDefinitions) {
+  const double n = 8192.0 * 4096 * 2;
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::rmsnorm_fwd, Precision::bf16, 8192, 4096), 2 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::rmsnorm_bwd, Precision::bf16, 8192, 4096), 3 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::layernorm_bwd, Precision::bf16, 8192, 4096), 3 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::residual_add, Precision::bf16, 8192, 4096), 3 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::cast_to_fp32, Precision::bf16, 8192, 4096), n + 2 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::cast_to_16bit, Precision::bf16, 8192, 4096), 2 * n + n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::gelu_bwd, Precision::bf16, 8192, 4096), 3 * n);
+  // swiglu_fwd_eager: 2 na + na; swiglu_bwd_eager: 2 na + 2 na + na (na = the output's bytes).
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::swiglu_fwd, Precision::bf16, 8192, 4096), 3 * n);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::swiglu_bwd, Precision::bf16, 8192, 4096), 5 * n);
+  // adamw_fused: nparam x bytes x 7.
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::adamw, Precision::fp32, 1000, 1), 1000.0 * 4 * 7);
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::adamw, Precision::bf16, 1000, 1), 1000.0 * 2 * 7);
+  // Cross-entropy forward + backward on bf16 logits: read, read again, write the gradient.
+  EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::cross_entropy, Precision::bf16, 8192, 50257), 3 * 8192.0 * 50257 * 2);
 }
 
 }  // namespace
