@@ -78,6 +78,15 @@ struct CalibrateFitOptions {
   int holdout_every = 5;
 };
 int run_calibrate_fit(const CalibrateFitOptions& o);
+struct CalibrateCheckOptions {
+  std::string profile;   // profile YAML
+  std::string input;     // measurements JSON
+  std::string format = "table";
+  std::string gpu;       // catalog GPU ("" = the profile's, else the file's)
+  bool no_exact_shapes = false;
+};
+int run_calibrate_check(const CalibrateCheckOptions& o);
+int run_calibrate_import_torch(const std::string& input, const std::string& output);
 int run_calibrate_show(const std::string& profile, const std::string& gpu);
 
 }  // namespace tp
