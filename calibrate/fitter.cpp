@@ -20,6 +20,8 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   r.profile = default_profile(gpu);
   r.profile.name = "calibrated: " + (m.device.name.empty() ? gpu.key : m.device.name);
   r.profile.gpu = gpu.key;
+  r.provenance = {m.device.name, m.software.driver, m.software.cuda_runtime, m.software.cublas, m.software.cudnn,
+                  m.created, utc_now_iso8601(), options.sources};
   fit_gemm(m, options, r);
   fit_attention(m, options, r);
   fit_memory(m, options, r);
@@ -44,6 +46,12 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
 std::string fitted_profile_yaml(const FitResult& r) {
   std::ostringstream out;
   out << "# " << r.profile.name << "\n";
+  const Provenance& pv = r.provenance;
+  out << "provenance:\n  device: " << quoted(pv.device) << "\n  driver: " << quoted(pv.driver) << "\n  cuda: " << quoted(pv.cuda)
+      << "\n  cublas: " << quoted(pv.cublas) << "\n  cudnn: " << quoted(pv.cudnn) << "\n  measured: " << quoted(pv.measured)
+      << "\n  fitted: " << quoted(pv.fitted) << "\n  sources:\n";
+  for (const auto& s : pv.sources) out << "    - " << quoted(s) << "\n";
+  if (!r.report.attention_algorithm.empty()) out << "  fused_attention_from: " << quoted(r.report.attention_algorithm) << "\n";
   out << profile_yaml(r.profile);
   const FitReport& f = r.report;
   out << "fit:  # written by `trainplan calibrate fit`; informational (R^2 of the rate, MAPE % of the time)\n";

@@ -36,6 +36,7 @@ namespace tp {
 struct FitOptions {
   ClusterSpec cluster;    // cluster.gpu gives the peaks, HBM bandwidth and TDP; the links give the tiers
   int holdout_every = 5;  // every k-th measurement of a family (in file order) is held out; 0 = none
+  std::vector<std::string> sources;  // measurement files, recorded in the profile's provenance
 };
 
 // Fit quality of one family ("gemm bf16", "attention forward", "memory", "all_reduce intra_node 8", ...).
@@ -84,9 +85,16 @@ struct FitReport {
   std::vector<std::string> notes;  // what could not be fitted and kept its default, clamped values ...
 };
 
+// Where a fitted profile came from: written as the profile's `provenance:` section.
+struct Provenance {
+  std::string device, driver, cuda, cublas, cudnn, measured, fitted;
+  std::vector<std::string> sources;
+};
+
 struct FitResult {
   HardwareProfile profile;
   FitReport report;
+  Provenance provenance;
 };
 
 // Fits the profile. Families without (enough) measurements keep the defaults of the GPU's generation

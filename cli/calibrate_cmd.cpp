@@ -130,8 +130,14 @@ int run_calibrate_run(const CalibrateRunOptions& o) {
 }
 
 int run_calibrate_fit(const CalibrateFitOptions& o) {
-  const Measurements m = read_measurements(o.input);
+  Measurements m = read_measurements(o.input);
   FitOptions fo;
+  fo.sources.push_back(o.input);
+  for (const std::string& more : o.more_inputs) {
+    const Measurements extra = read_measurements(more);
+    m.items.insert(m.items.end(), extra.items.begin(), extra.items.end());
+    fo.sources.push_back(more);
+  }
   fo.cluster = fit_cluster(o, m);
   fo.holdout_every = o.holdout_every;
   const FitResult r = fit_profile(m, fo);

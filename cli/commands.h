@@ -72,6 +72,7 @@ struct CalibrateRunOptions {
 int run_calibrate_run(const CalibrateRunOptions& o);
 struct CalibrateFitOptions {
   std::string input;     // measurements JSON
+  std::vector<std::string> more_inputs;  // further measurements files fitted together with `input`
   std::string output;    // profile YAML ("" = print it)
   std::string gpu;       // catalog GPU ("" = from the file)
   std::string scenario;  // cluster (link bandwidths) to fit the collective tiers against

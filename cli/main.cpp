@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   cal_run_cmd->add_flag("--no-flush", cal_run.no_flush, "Do not flush the L2 cache between timed runs");
   CLI::App* cal_fit_cmd = calibrate->add_subcommand("fit", "Fit a hardware profile to a measurements file");
   cal_fit_cmd->add_option("measurements", cal_fit.input, "Measurements JSON from `calibrate run`")->required();
+  cal_fit_cmd->add_option("more", cal_fit.more_inputs, "Further measurements files fitted together (e.g. from `calibrate import-torch`)");
   cal_fit_cmd->add_option("-o,--output", cal_fit.output, "Profile YAML to write (default: print it)");
   cal_fit_cmd->add_option("--gpu", cal_fit.gpu, "Catalog GPU (default: the one recorded in the file)");
   cal_fit_cmd->add_option("--scenario", cal_fit.scenario, "Scenario whose cluster gives the link bandwidths");
