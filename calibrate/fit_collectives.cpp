@@ -36,6 +36,57 @@ double solve_monotone(F f, double target, double lo, double hi, int sign) {
   return std::sqrt(a * b);
 }
 
+// Tier values that make the planner reproduce the fitted line: the bandwidth efficiency at 1 GiB and
+// the per-step latency at 1 byte. False when the cluster has no bandwidth for the tier (noted).
+bool solve_tier(CollectiveFit& cf, Collective c, bool inter, double bf, double slope, const ClusterSpec& cl,
+                double fixed_intra_eff, double fixed_intra_lat, const std::string& family, FitResult& r) {
+  GroupShape g;
+  g.size = cf.ranks;
+  g.nodes = cf.nodes;
+  g.ranks_per_node = std::max(1, cf.ranks / cf.nodes);
+  const double big = 1024.0 * 1024.0 * 1024.0;
+  const double target_bw_time = big * bf * slope;
+  Topology probe = make_topology(cl, 1.0, 1.0);
+  const bool link_known = inter ? inter_bandwidth(probe).value > 0 : intra_bandwidth(probe).value > 0;
+  if (!link_known) {
+    r.report.notes.push_back(family + ": the cluster has no " + (inter ? "inter-node" : "intra-node") +
+                             " link bandwidth; give --scenario with the cluster to fit its efficiency");
+    return false;
+  }
+  auto time_at_eff = [&](double e) {
+    return inter ? planner_time(c, big, g, cl, fixed_intra_eff, e, 0, 0) : planner_time(c, big, g, cl, e, 1.0, 0, 0);
+  };
+  const double e = solve_monotone(time_at_eff, target_bw_time, 1e-4, 100.0, -1);
+  cf.efficiency = e;
+  auto time_at_lat = [&](double l) {
+    return inter ? planner_time(c, 1.0, g, cl, fixed_intra_eff, e, fixed_intra_lat, l) : planner_time(c, 1.0, g, cl, e, 1.0, l, 0);
+  };
+  // The bandwidth term of a 1-byte message, to be left out of the latency target.
+  const double floor_time = inter ? planner_time(c, 1.0, g, cl, fixed_intra_eff, e, 0, 0) : planner_time(c, 1.0, g, cl, e, 1.0, 0, 0);
+  const double target_lat = cf.alpha + floor_time;
+  cf.latency = cf.alpha > 0 ? solve_monotone(time_at_lat, target_lat, 1e-12, 1.0, +1) : 0.0;
+  return true;
+}
+
+void add_collective_quality(const std::string& family, const std::vector<const Measurement*>& fit_items,
+                            const std::vector<const Measurement*>& held_items, double alpha, double bf, double slope,
+                            FitResult& r) {
+  auto eval = [&](const std::vector<const Measurement*>& its, std::vector<double>& rate, std::vector<double>& rate_pred,
+                  std::vector<double>& tt, std::vector<double>& t_pred) {
+    for (const Measurement* it : its) {
+      const double tp = alpha + it->bytes * bf * slope;
+      rate.push_back(it->bytes * bf / it->time.median);
+      rate_pred.push_back(it->bytes * bf / tp);
+      tt.push_back(it->time.median);
+      t_pred.push_back(tp);
+    }
+  };
+  std::vector<double> a, b, cc, d, e1, f, gg, h;
+  eval(fit_items, a, b, cc, d);
+  eval(held_items, e1, f, gg, h);
+  r.report.families.push_back(quality(family, "busbw", a, b, cc, d, e1, f, gg, h));
+}
+
 void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
   using Key = std::tuple<int, int, int>;  // op, ranks, nodes
   std::map<Key, std::vector<const Measurement*>> groups;
@@ -95,52 +146,13 @@ void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
       cf.bus_bandwidth = 1.0 / slope;
       cf.points = static_cast<int>(fit_items.size());
 
-      // Tier values that make the planner reproduce the fitted line.
-      GroupShape g;
-      g.size = ranks;
-      g.nodes = nodes;
-      g.ranks_per_node = std::max(1, ranks / nodes);
-      const double big = 1024.0 * 1024.0 * 1024.0;
-      const double target_bw_time = big * bf * slope;
-      Topology probe = make_topology(cl, 1.0, 1.0);
-      const bool link_known = inter ? inter_bandwidth(probe).value > 0 : intra_bandwidth(probe).value > 0;
-      if (!link_known) {
-        r.report.notes.push_back(family + ": the cluster has no " + (inter ? "inter-node" : "intra-node") +
-                                 " link bandwidth; give --scenario with the cluster to fit its efficiency");
-      } else {
-        auto time_at_eff = [&](double e) {
-          return inter ? planner_time(c, big, g, cl, fixed_intra_eff, e, 0, 0) : planner_time(c, big, g, cl, e, 1.0, 0, 0);
-        };
-        double e = solve_monotone(time_at_eff, target_bw_time, 1e-4, 100.0, -1);
-        cf.efficiency = e;
-        auto time_at_lat = [&](double l) {
-          return inter ? planner_time(c, 1.0, g, cl, fixed_intra_eff, e, fixed_intra_lat, l)
-                       : planner_time(c, 1.0, g, cl, e, 1.0, l, 0);
-        };
-        // The bandwidth term of a 1-byte message, to be left out of the latency target.
-        const double floor_time = inter ? planner_time(c, 1.0, g, cl, fixed_intra_eff, e, 0, 0)
-                                        : planner_time(c, 1.0, g, cl, e, 1.0, 0, 0);
-        const double target_lat = alpha + floor_time;
-        cf.latency = alpha > 0 ? solve_monotone(time_at_lat, target_lat, 1e-12, 1.0, +1) : 0.0;
+      if (solve_tier(cf, c, inter, bf, slope, cl, fixed_intra_eff, fixed_intra_lat, family, r)) {
         (inter ? inter_eff : intra_eff).push_back(cf.efficiency);
         (inter ? inter_lat : intra_lat).push_back(cf.latency);
       }
       r.report.collectives.push_back(cf);
 
-      auto eval = [&](const std::vector<const Measurement*>& its, std::vector<double>& rate, std::vector<double>& rate_pred,
-                      std::vector<double>& tt, std::vector<double>& t_pred) {
-        for (const Measurement* it : its) {
-          const double tp = alpha + it->bytes * bf * slope;
-          rate.push_back(it->bytes * bf / it->time.median);
-          rate_pred.push_back(it->bytes * bf / tp);
-          tt.push_back(it->time.median);
-          t_pred.push_back(tp);
-        }
-      };
-      std::vector<double> a, b, cc, d, e1, f, gg, h;
-      eval(fit_items, a, b, cc, d);
-      eval(held_items, e1, f, gg, h);
-      r.report.families.push_back(quality(family, "busbw", a, b, cc, d, e1, f, gg, h));
+      add_collective_quality(family, fit_items, held_items, alpha, bf, slope, r);
     }
   }
   auto set_tier = [&](CollectiveTierProfile& tier, const std::vector<double>& eff, const std::vector<double>& lat,
