@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "catalog.h"
 #include "check.h"
@@ -221,6 +222,61 @@ TEST(Profile, H100ScenariosUseTheCommittedProfileOthersTheDefaults) {
   Scenario a = h;
   a.cluster.gpu = Catalog::builtin().gpu("a100-sxm4-80gb", {"test", 0, 0}, "gpu");
   EXPECT_EQ(profile_for(a).name, "defaults: ampere");
+}
+
+}  // namespace
+}  // namespace tp
+
+namespace tp {
+namespace {
+
+// K-fold over shapes: the GEMMs of the three `calibrate run` files pooled, grouped by (dtype, m, n, k) so
+// that a shape measured in several files is never both fitted and held out; 5 folds in sorted shape
+// order. Prints the held-out MAPE per dtype (docs/calibration.md quotes it) and asserts the bounds.
+TEST(RealData, GemmModelKFoldOverShapes) {
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Key, std::vector<double>> times;
+  for (const char* f : {"calibrate-llama3.1-8b-shapes.json", "calibrate-quick.json", "calibrate-gemm-mixtral-8x7b-shapes.json"}) {
+    for (const Measurement& it : read_measurements(data(f)).items) {
+      if (it.op == MeasuredOp::gemm && it.gemm.batch == 1) {
+        times[{static_cast<int>(it.dtype), it.gemm.m, it.gemm.n, it.gemm.k}].push_back(it.time.median);
+      }
+    }
+  }
+  const GpuSpec gpu = h100().gpu;
+  constexpr int kFolds = 5;
+  for (int pi = 0; pi < kPrecisionCount; ++pi) {
+    const Precision p = static_cast<Precision>(pi);
+    std::vector<std::pair<Key, std::vector<double>>> shapes;
+    for (const auto& [k, t] : times) {
+      if (std::get<0>(k) == pi) shapes.emplace_back(k, t);
+    }
+    double err = 0;
+    int n = 0;
+    for (int fold = 0; fold < kFolds; ++fold) {
+      std::vector<GemmSample> train;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (static_cast<int>(i % kFolds) == fold) continue;
+        const auto& [k, ts] = shapes[i];
+        for (double t : ts) train.push_back({{double(std::get<1>(k)), double(std::get<2>(k)), double(std::get<3>(k))}, t});
+      }
+      const GemmModel model = fit_gemm_model(gpu, p, train);
+      for (size_t i = fold; i < shapes.size(); i += kFolds) {
+        const auto& [k, ts] = shapes[i];
+        const double pred = gemm_model_seconds(model, gpu, p, {double(std::get<1>(k)), double(std::get<2>(k)), double(std::get<3>(k))}).value;
+        for (double t : ts) {
+          err += std::fabs(pred - t) / t;
+          ++n;
+        }
+      }
+    }
+    const double mape = 100.0 * err / n;
+    std::printf("[ k-fold   ] gemm %-4s %3zu shapes %3d measurements  held-out MAPE %.2f %%\n", to_string(p), shapes.size(), n, mape);
+    // Issue target 6 %: bf16 must meet it. fp16 and fp8 within 8 %, tf32 and fp32 (their small shapes
+    // run other cuBLASLt kernels) within 15 %: the documented gaps (docs/calibration.md).
+    const double bound = p == Precision::bf16 ? 6.0 : (p == Precision::tf32 || p == Precision::fp32) ? 15.0 : 8.0;
+    EXPECT_LE(mape, bound) << to_string(p);
+  }
 }
 
 }  // namespace
