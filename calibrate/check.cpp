@@ -29,7 +29,7 @@ double predict_attention(const HardwareProfile& hw, const GpuSpec& gpu, const Me
   double eff = hw.attention_unfused;
   if (it.impl == AttentionImpl::fused) {
     const AttentionCurve& c = it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward;
-    eff = c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim));
+    eff = c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim), it.attention.causal);
   }
   return attention_flops(it) / (peak * eff);
 }

@@ -18,7 +18,11 @@ double efficiency_of(const Measurement& it, const GpuSpec& gpu) {
 double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 AttentionCurve curve_of(const std::vector<double>& x) {
-  return {logistic(x[0]), std::exp(x[1]), std::exp(x[2])};
+  return {logistic(x[0]), std::exp(x[1]), std::exp(x[2]), x.size() > 3 ? std::exp(x[3]) : 0.0};
+}
+
+double curve_at(const AttentionCurve& c, const Measurement& it) {
+  return c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim), it.attention.causal);
 }
 
 void fit_fused(const std::vector<const Measurement*>& all, const char* family, AttentionCurve& target,
@@ -32,8 +36,7 @@ void fit_fused(const std::vector<const Measurement*>& all, const char* family, A
     std::vector<double> res;
     for (const Measurement* it : fit_items) {
       const double e = efficiency_of(*it, o.cluster.gpu);
-      const double pred = c.efficiency(static_cast<double>(it->attention.seq_kv), static_cast<double>(it->attention.head_dim));
-      res.push_back(std::log(e / pred));  // = log(t_pred / t)
+      res.push_back(std::log(e / curve_at(c, *it)));  // = log(t_pred / t)
     }
     return res;
   };
@@ -41,13 +44,16 @@ void fit_fused(const std::vector<const Measurement*>& all, const char* family, A
     r.report.notes.push_back(std::string(family) + ": too few measurements for the curve (need 4); default kept");
     return;
   }
-  target = curve_of(levenberg_marquardt(residuals, {0.0, std::log(512.0), std::log(16.0)}));
+  bool causal = false, full = false;
+  for (const Measurement* it : fit_items) (it->attention.causal ? causal : full) = true;
+  std::vector<double> x0 = {0.0, std::log(512.0), std::log(16.0)};
+  if (causal && full) x0.push_back(std::log(256.0));  // both kinds measured: fit the causal term too
+  target = curve_of(levenberg_marquardt(residuals, x0));
   auto eval = [&](const std::vector<const Measurement*>& items, std::vector<double>& t, std::vector<double>& t_pred) {
     for (const Measurement* it : items) {
       const double e = efficiency_of(*it, o.cluster.gpu);
       t.push_back(it->time.median);
-      t_pred.push_back(it->time.median * e /
-                       target.efficiency(static_cast<double>(it->attention.seq_kv), static_cast<double>(it->attention.head_dim)));
+      t_pred.push_back(it->time.median * e / curve_at(target, *it));
     }
   };
   std::vector<double> a, b, c, d;

@@ -6,7 +6,8 @@
 //   gemm (per dtype)   GemmModel (model/hardware_profile.h): latency + smooth roofline of a compute
 //                      term with a K pipeline fill and a memory term; LM on log(t_pred / t). Every
 //                      measured shape also goes into the profile's exact-shape table.
-//   attention fused    forward and backward: eff(s, d) = max x s/(s + s_half) x d/(d + d_half), LM on
+//   attention fused    forward and backward: eff(s, d) = max x s/(s + s_half) x d/(d + d_half) [x s/(s +
+//                      s_causal) when causal; fitted when both kinds are measured], LM on
 //                      log time, from the fused records (cuDNN ones when present, else all fused);
 //                      planner FLOP conventions (causal counts half, backward = 2 x forward).
 //   attention unfused  the geometric mean of the measured efficiency.

@@ -178,9 +178,10 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
                 gpu.peak_for(pr).value > 0 ? std::to_string(static_cast<int>(std::lround(2.0 * 8192 * 8192 * 8192 / t8 / 1e12))).c_str() : "-");
   }
   std::printf("  measured GEMM shapes (looked up exactly): %zu\n", p.gemm_measured.size());
-  std::printf("  fused attention    forward %.3f x s/(s+%.0f) x d/(d+%.1f), backward %.3f x s/(s+%.0f) x d/(d+%.1f)\n",
-              p.attention_forward.max_efficiency, p.attention_forward.seq_half, p.attention_forward.head_dim_half,
-              p.attention_backward.max_efficiency, p.attention_backward.seq_half, p.attention_backward.head_dim_half);
+  for (const auto& [name, c] : {std::pair<const char*, const AttentionCurve&>{"forward", p.attention_forward}, {"backward", p.attention_backward}}) {
+    std::printf("  fused attention %-8s %.3f x s/(s+%.0f) x d/(d+%.1f), causal x s/(s+%.0f); s 4096 d 128 causal: %.3f\n", name,
+                c.max_efficiency, c.seq_half, c.head_dim_half, c.causal_seq_half, c.efficiency(4096, 128, true));
+  }
   std::printf("  unfused attention  %.3f (of the 16-bit peak)\n", p.attention_unfused);
   for (int i = 0; i < kKernelClassCount; ++i) {
     const double e = p.kernel_efficiency[static_cast<size_t>(i)];

@@ -7,8 +7,9 @@
 
 namespace tp {
 
-double AttentionCurve::efficiency(double seq, double head_dim) const {
+double AttentionCurve::efficiency(double seq, double head_dim, bool causal) const {
   double e = max_efficiency;
+  if (causal && causal_seq_half > 0 && seq > 0) e *= seq / (seq + causal_seq_half);
   if (seq_half > 0 && seq > 0) e *= seq / (seq + seq_half);
   if (head_dim_half > 0 && head_dim > 0) e *= head_dim / (head_dim + head_dim_half);
   return e;
@@ -65,11 +66,11 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   p.gemm[static_cast<size_t>(Precision::bf16)] = dense16;
   p.gemm[static_cast<size_t>(Precision::fp8)] = dense8;
   if (gpu.generation == "hopper" || gpu.generation == "blackwell") {
-    p.attention_forward = {0.50, 0, 0};  // cuDNN / Transformer Engine fused attention, bf16
-    p.attention_backward = {0.36, 0, 0};
+    p.attention_forward = {0.50, 0, 0, 0};  // cuDNN / Transformer Engine fused attention, bf16
+    p.attention_backward = {0.36, 0, 0, 0};
   } else {
-    p.attention_forward = {0.55, 0, 0};  // FlashAttention-2 on A100 (Dao 2023: 50-73% forward)
-    p.attention_backward = {0.40, 0, 0};
+    p.attention_forward = {0.55, 0, 0, 0};  // FlashAttention-2 on A100 (Dao 2023: 50-73% forward)
+    p.attention_backward = {0.40, 0, 0, 0};
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
   return p;

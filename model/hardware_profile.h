@@ -33,12 +33,14 @@ struct MeasuredGemm {
 };
 
 // Fused attention efficiency (fraction of the 16-bit peak, planner FLOP conventions) as a function of
-// the sequence length and head dim: eff = max x s / (s + seq_half) x d / (d + head_dim_half).
+// the sequence length and head dim: eff = max x s / (s + seq_half) x d / (d + head_dim_half), and under a
+// causal mask x s / (s + causal_seq_half): the diagonal tiles are computed whole but count half.
 struct AttentionCurve {
   double max_efficiency = 0.6;
-  double seq_half = 0;        // 0 = no sequence dependence
-  double head_dim_half = 0;   // 0 = no head-dim dependence
-  double efficiency(double seq, double head_dim) const;
+  double seq_half = 0;         // 0 = no sequence dependence
+  double head_dim_half = 0;    // 0 = no head-dim dependence
+  double causal_seq_half = 0;  // 0 = causal runs as fast as non-causal (per counted FLOP)
+  double efficiency(double seq, double head_dim, bool causal = true) const;
 };
 
 struct CollectiveTierProfile {
@@ -51,8 +53,8 @@ struct HardwareProfile {
   std::string gpu;     // the GPU key it describes ("" = any)
   std::array<GemmModel, kPrecisionCount> gemm{};
   std::vector<MeasuredGemm> gemm_measured;  // sorted by (dtype, m, n, k); see find_measured_gemm
-  AttentionCurve attention_forward{0.6, 0, 0};   // fused attention, fraction of the 16-bit peak
-  AttentionCurve attention_backward{0.45, 0, 0};
+  AttentionCurve attention_forward{0.6, 0, 0, 0};   // fused attention, fraction of the 16-bit peak
+  AttentionCurve attention_backward{0.45, 0, 0, 0};
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
   // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.

@@ -59,13 +59,14 @@ void read_attention_curve(MapReader& a, const char* key, AttentionCurve& c) {
   if (!a.has(key)) return;
   const YAML::Node n = a.node(key);
   if (n.IsScalar()) {  // a constant efficiency
-    c = {a.number(key, c.max_efficiency, 0.01, 1.0), 0, 0};
+    c = {a.number(key, c.max_efficiency, 0.01, 1.0), 0, 0, 0};
     return;
   }
   MapReader m(n, a.field(key), a.file());
   c.max_efficiency = m.number("max_efficiency", c.max_efficiency, 0.01, 1.0);
   c.seq_half = m.number("seq_half", c.seq_half, 0.0, 1e7);
   c.head_dim_half = m.number("head_dim_half", c.head_dim_half, 0.0, 1e5);
+  c.causal_seq_half = m.number("causal_seq_half", c.causal_seq_half, 0.0, 1e7);
   m.finish();
 }
 
@@ -142,7 +143,7 @@ std::string fmt(double v) {
 
 std::string curve_yaml(const AttentionCurve& c) {
   return "{max_efficiency: " + fmt(c.max_efficiency) + ", seq_half: " + fmt(c.seq_half) +
-         ", head_dim_half: " + fmt(c.head_dim_half) + "}";
+         ", head_dim_half: " + fmt(c.head_dim_half) + ", causal_seq_half: " + fmt(c.causal_seq_half) + "}";
 }
 
 void write_gemm(std::ostream& out, const HardwareProfile& p) {

@@ -62,7 +62,7 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         // Causal masking: fused kernels skip the masked half of the score blocks.
         const double causal = fused ? 0.5 : 1.0;
         const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
-        // Fused: the profile's curve over the (context-parallel local) sequence and head dim.
+        // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal.
         const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
         const double hd = static_cast<double>(c.s.model.head_dim);
         const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) : c.hw.attention_unfused;
