@@ -49,6 +49,6 @@ void fit_memory(const Measurements& m, const FitOptions& o, FitResult& r);      
 void fit_launch(const Measurements& m, FitResult& r);                              // fit_memory.cpp
 void fit_kernel_classes(const Measurements& m, const FitOptions& o, FitResult& r); // fit_kernels.cpp
 void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r);    // fit_collectives.cpp
-void fit_power(const Measurements& m, const FitOptions& o, FitResult& r);          // fit_collectives.cpp
+void fit_power(const Measurements& m, const FitOptions& o, FitResult& r);          // fit_power.cpp
 
 }  // namespace tp::fit_detail
