@@ -149,12 +149,12 @@ std::optional<KernelClass> torch_kernel_class(const std::string& n) {
   return kernel_class_from_string(n);  // rmsnorm_fwd/bwd, layernorm_fwd/bwd, residual_add
 }
 
-Measurements import_torch(const json& j, const std::string& file) {
+Measurements import_torch(const json& j, const std::string& file, const std::string& gpu_key, const std::string& device_name) {
   if (!j.is_object()) bad(file, "", "expected a JSON object");
   Measurements out;
   out.created = utc_now_iso8601();
-  out.device.name = "NVIDIA H100 80GB HBM3";
-  out.device.gpu_key = "h100-sxm-80gb";
+  out.device.name = device_name;
+  out.device.gpu_key = gpu_key;
   out.software.trainplan = "import-torch";
   if (j.contains("torch") && j["torch"].is_string()) out.software.cuda_runtime = "torch " + j["torch"].get<std::string>();
   if (j.contains("attention") || j.contains("kernels")) {
@@ -168,7 +168,7 @@ Measurements import_torch(const json& j, const std::string& file) {
   return out;
 }
 
-Measurements import_torch_file(const std::string& path) {
+Measurements import_torch_file(const std::string& path, const std::string& gpu_key, const std::string& device_name) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
   std::stringstream buf;
@@ -179,7 +179,7 @@ Measurements import_torch_file(const std::string& path) {
   } catch (const json::parse_error& e) {
     bad(path, "", std::string("not JSON: ") + e.what());
   }
-  return import_torch(j, path);
+  return import_torch(j, path, gpu_key, device_name);
 }
 
 }  // namespace tp

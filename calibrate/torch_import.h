@@ -27,7 +27,10 @@ namespace tp {
 std::optional<KernelClass> torch_kernel_class(const std::string& torch_name);
 
 // Strict: a missing or mistyped field is an InputError naming `file` and the JSON path.
-Measurements import_torch(const nlohmann::json& j, const std::string& file);
-Measurements import_torch_file(const std::string& path);
+// `gpu_key` and `device_name` are recorded as the device (the reference files do not name it).
+Measurements import_torch(const nlohmann::json& j, const std::string& file, const std::string& gpu_key = "h100-sxm-80gb",
+                          const std::string& device_name = "NVIDIA H100 80GB HBM3");
+Measurements import_torch_file(const std::string& path, const std::string& gpu_key = "h100-sxm-80gb",
+                               const std::string& device_name = "NVIDIA H100 80GB HBM3");
 
 }  // namespace tp

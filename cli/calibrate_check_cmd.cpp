@@ -42,8 +42,9 @@ int run_calibrate_check(const CalibrateCheckOptions& o) {
   return 0;
 }
 
-int run_calibrate_import_torch(const std::string& input, const std::string& output) {
-  const Measurements m = import_torch_file(input);
+int run_calibrate_import_torch(const std::string& input, const std::string& output, const std::string& gpu_key) {
+  const GpuSpec gpu = Catalog::builtin().gpu(gpu_key, {"--gpu", 0, 0}, "gpu");
+  const Measurements m = import_torch_file(input, gpu.key, gpu.name);
   write_measurements(m, output);
   std::cout << "imported " << m.items.size() << " measurements (" << m.skipped.size() << " skipped) from " << input
             << " -> " << output << "\n";

@@ -87,7 +87,7 @@ struct CalibrateCheckOptions {
   bool no_exact_shapes = false;
 };
 int run_calibrate_check(const CalibrateCheckOptions& o);
-int run_calibrate_import_torch(const std::string& input, const std::string& output);
+int run_calibrate_import_torch(const std::string& input, const std::string& output, const std::string& gpu_key);
 int run_calibrate_show(const std::string& profile, const std::string& gpu);
 
 }  // namespace tp

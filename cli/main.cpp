@@ -80,10 +80,11 @@ int main(int argc, char** argv) {
   cal_check_cmd->add_option("--format", cal_check.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cal_check_cmd->add_option("--gpu", cal_check.gpu, "Catalog GPU (default: the profile's, else the file's)");
   cal_check_cmd->add_flag("--no-exact-shapes", cal_check.no_exact_shapes, "Ignore the profile's measured GEMM shapes (judge the model alone)");
-  std::string cal_import_in, cal_import_out;
+  std::string cal_import_in, cal_import_out, cal_import_gpu = "h100-sxm-80gb";
   CLI::App* cal_import_cmd = calibrate->add_subcommand("import-torch", "Convert a PyTorch reference file (fused_ref.py, kernel_ref.py) to measurements");
   cal_import_cmd->add_option("input", cal_import_in, "torch-attention-and-kernels.json or torch-same-shapes.json")->required();
   cal_import_cmd->add_option("-o,--output", cal_import_out, "Measurements JSON to write")->required();
+  cal_import_cmd->add_option("--gpu", cal_import_gpu, "Catalog GPU the file was measured on (default: h100-sxm-80gb)");
 
   std::string validation_dir = TRAINPLAN_VALIDATION_DIR;
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
     if (cal_fit_cmd->parsed()) return tp::run_calibrate_fit(cal_fit);
     if (cal_show_cmd->parsed()) return tp::run_calibrate_show(cal_show_profile, cal_show_gpu);
     if (cal_check_cmd->parsed()) return tp::run_calibrate_check(cal_check);
-    if (cal_import_cmd->parsed()) return tp::run_calibrate_import_torch(cal_import_in, cal_import_out);
+    if (cal_import_cmd->parsed()) return tp::run_calibrate_import_torch(cal_import_in, cal_import_out, cal_import_gpu);
     if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
   } catch (const tp::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
