@@ -1,14 +1,20 @@
-// Measurements -> HardwareProfile (pure CPU; Eigen least squares and Gauss-Newton). Each family of
-// measurements is fitted on its own, on all but every k-th measurement; the held-out ones give the
-// fit quality (R^2 of the achieved rate, MAPE of the time). docs/calibration.md, "The fit".
+// Measurements -> HardwareProfile (pure CPU; Eigen least squares and Levenberg-Marquardt). Each family
+// of measurements is fitted on its own (calibrate/fit_<family>.cpp), on all but every k-th measurement;
+// the held-out ones give the fit quality (R^2 of the achieved rate, MAPE of the time).
+// docs/calibration.md, "The fit".
 //
-//   gemm (per dtype)   eff = achieved / peak = max * f(M) f(N) f(K), f(d) = d / (d + half_dim);
-//                      Levenberg-Marquardt on log(eff) (multiplicative noise).
-//   attention          the profile's three constants: the geometric mean of the measured efficiency,
-//                      with the planner's FLOP conventions (fused causal counts half the FLOPs,
-//                      backward = 2 x forward, unfused counts the full score matrix).
+//   gemm (per dtype)   GemmModel (model/hardware_profile.h): latency + smooth roofline of a compute
+//                      term with a K pipeline fill and a memory term; LM on log(t_pred / t). Every
+//                      measured shape also goes into the profile's exact-shape table.
+//   attention fused    forward and backward: eff(s, d) = max x s/(s + s_half) x d/(d + d_half) [x s/(s +
+//                      s_causal) when causal; fitted when both kinds are measured], LM on
+//                      log time, from the fused records (cuDNN ones when present, else all fused);
+//                      planner FLOP conventions (causal counts half, backward = 2 x forward).
+//   attention unfused  the geometric mean of the measured efficiency.
 //   memory             t = t0 + bytes / BW over copy, scale, triad and reduce (weighted least squares,
 //                      weights 1/t^2); memory_efficiency = BW / datasheet bandwidth.
+//   kernel classes     per class of memory_kernel records: t = bytes / (eff x HBM bandwidth), eff by
+//                      least squares in relative error (closed form, fit_kernels.cpp).
 //   kernel_launch      median of the empty-kernel runs (else the memory intercept t0).
 //   collectives        per collective and group: t(S) = alpha + S * bus_factor(c, n) / B (nccl-tests
 //                      sizes and bus factors), weighted least squares in (alpha, 1/B). The tier's
@@ -21,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm_time.h"
 #include "hardware_profile.h"
 #include "measurements.h"
 #include "specs.h"
@@ -30,6 +37,7 @@ namespace tp {
 struct FitOptions {
   ClusterSpec cluster;    // cluster.gpu gives the peaks, HBM bandwidth and TDP; the links give the tiers
   int holdout_every = 5;  // every k-th measurement of a family (in file order) is held out; 0 = none
+  std::vector<std::string> sources;  // measurement files, recorded in the profile's provenance
 };
 
 // Fit quality of one family ("gemm bf16", "attention forward", "memory", "all_reduce intra_node 8", ...).
@@ -60,7 +68,7 @@ struct CollectiveFit {
 
 struct GemmFit {
   Precision dtype = Precision::bf16;
-  GemmCurve curve;
+  GemmModel model;
   int points = 0;
 };
 
@@ -74,12 +82,20 @@ struct FitReport {
   double idle_watts = 0;
   double gemm_watts = 0;
   double memory_watts = 0;
+  std::string attention_algorithm;  // the fused records fitted ("cudnn", "flash", "" = all fused)
   std::vector<std::string> notes;  // what could not be fitted and kept its default, clamped values ...
+};
+
+// Where a fitted profile came from: written as the profile's `provenance:` section.
+struct Provenance {
+  std::string device, driver, cuda, cublas, cudnn, measured, fitted;
+  std::vector<std::string> sources;
 };
 
 struct FitResult {
   HardwareProfile profile;
   FitReport report;
+  Provenance provenance;
 };
 
 // Fits the profile. Families without (enough) measurements keep the defaults of the GPU's generation
@@ -95,8 +111,13 @@ void save_fitted_profile(const FitResult& r, const std::string& path);  // atomi
 // Weighted least squares of t = a + b x with weights 1/t^2 (relative errors). Returns {a, b}.
 std::pair<double, double> fit_line_relative(const std::vector<double>& x, const std::vector<double>& t);
 
-// Levenberg-Marquardt fit of the GEMM curve to (m, n, k, efficiency) points, in log space.
-GemmCurve fit_gemm_curve(const std::vector<GemmShape>& shapes, const std::vector<double>& efficiency);
+// One measured GEMM: dims and seconds per GEMM (a batched measurement divided by its batch).
+struct GemmSample {
+  GemmDims dims;
+  double seconds = 0;
+};
+// Levenberg-Marquardt fit of GemmModel to measured times of one dtype, in log time (relative errors).
+GemmModel fit_gemm_model(const GpuSpec& gpu, Precision p, const std::vector<GemmSample>& samples);
 
 // R^2 and MAPE (%) of predictions against measurements; NaN for empty input.
 double r_squared(const std::vector<double>& measured, const std::vector<double>& predicted);

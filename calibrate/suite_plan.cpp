@@ -238,7 +238,7 @@ std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
         for (const auto& c : scenario_gemms(*s, t, s->training.precision)) gemms.push_back(c);
       }
     }
-    // Generic grid: squares, a skinny M sweep and a short-K sweep (enough to pin half_dim).
+    // Generic grid: squares, a skinny M sweep and a short-K sweep (enough to pin the latency floor, k_half and the memory roofline).
     for (Precision p : o.gemm_dtypes) {
       const bool slow = p == Precision::fp32;
       const std::int64_t top = o.quick ? 2048 : (slow ? 8192 : 16384);

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "errors.h"
 #include "fitter.h"
+#include "gemm_time.h"
 #include "hardware_profile.h"
 #include "measurements.h"
 #include "scenario.h"
@@ -99,8 +100,14 @@ int run_calibrate_run(const CalibrateRunOptions& o) {
 }
 
 int run_calibrate_fit(const CalibrateFitOptions& o) {
-  const Measurements m = read_measurements(o.input);
+  Measurements m = read_measurements(o.input);
   FitOptions fo;
+  fo.sources.push_back(o.input);
+  for (const std::string& more : o.more_inputs) {
+    const Measurements extra = read_measurements(more);
+    m.items.insert(m.items.end(), extra.items.begin(), extra.items.end());
+    fo.sources.push_back(more);
+  }
   fo.cluster = fit_cluster(o, m);
   fo.holdout_every = o.holdout_every;
   const FitResult r = fit_profile(m, fo);
@@ -128,19 +135,28 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
   if (!key.empty()) gpu = Catalog::builtin().gpu(key, location_of(root["gpu"], path), "gpu");
   const HardwareProfile p = load_profile(path, gpu);
   std::printf("hardware profile %s (gpu: %s)\n", path.c_str(), p.gpu.empty() ? "any" : p.gpu.c_str());
-  std::printf("  GEMM efficiency = max x f(M) f(N) f(K), f(d) = d / (d + half_dim)\n");
-  std::printf("  %-6s %8s %9s %10s %10s %10s %14s\n", "dtype", "max", "half_dim", "eff 1024^3", "eff 4096^3", "eff 8192^3",
+  std::printf("  GEMM time = latency + smooth_max(2MNK / (peak eff K/(K+k_half)), bytes / (bw_eff HBM))\n");
+  std::printf("  %-6s %8s %8s %12s %8s %12s %12s %14s\n", "dtype", "eff", "k_half", "latency", "bw_eff", "t 1024^3", "t 8192^3",
               "TFLOP/s 8192^3");
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Precision pr = static_cast<Precision>(i);
-    const GemmCurve& c = p.gemm_for(pr);
-    const double peak = gpu.peak_for(pr).value;
-    std::printf("  %-6s %8.3f %9.1f %10.3f %10.3f %10.3f %14s\n", to_string(pr), c.max_efficiency, c.half_dim,
-                c.efficiency(1024, 1024, 1024), c.efficiency(4096, 4096, 4096), c.efficiency(8192, 8192, 8192),
-                peak > 0 ? std::to_string(static_cast<int>(std::lround(peak * c.efficiency(8192, 8192, 8192) / 1e12))).c_str() : "-");
+    const GemmModel& c = p.gemm_for(pr);
+    const double t1 = gemm_model_seconds(c, gpu, pr, {1024, 1024, 1024}).value;
+    const double t8 = gemm_model_seconds(c, gpu, pr, {8192, 8192, 8192}).value;
+    std::printf("  %-6s %8.3f %8.1f %9.2f us %8.3f %9.2f us %9.1f us %14s\n", to_string(pr), c.efficiency, c.k_half,
+                c.latency.value * 1e6, c.bandwidth_efficiency, t1 * 1e6, t8 * 1e6,
+                gpu.peak_for(pr).value > 0 ? std::to_string(static_cast<int>(std::lround(2.0 * 8192 * 8192 * 8192 / t8 / 1e12))).c_str() : "-");
   }
-  std::printf("  attention          forward %.3f, backward %.3f, unfused %.3f (of the 16-bit peak)\n", p.attention_forward,
-              p.attention_backward, p.attention_unfused);
+  std::printf("  measured GEMM shapes (looked up exactly): %zu\n", p.gemm_measured.size());
+  for (const auto& [name, c] : {std::pair<const char*, const AttentionCurve&>{"forward", p.attention_forward}, {"backward", p.attention_backward}}) {
+    std::printf("  fused attention %-8s %.3f x s/(s+%.0f) x d/(d+%.1f), causal x s/(s+%.0f); s 4096 d 128 causal: %.3f\n", name,
+                c.max_efficiency, c.seq_half, c.head_dim_half, c.causal_seq_half, c.efficiency(4096, 128, true));
+  }
+  std::printf("  unfused attention  %.3f (of the 16-bit peak)\n", p.attention_unfused);
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const double e = p.kernel_efficiency[static_cast<size_t>(i)];
+    if (e > 0) std::printf("  kernel %-14s %.3f of HBM bandwidth\n", to_string(static_cast<KernelClass>(i)), e);
+  }
   std::printf("  memory efficiency  %.3f", p.memory_efficiency);
   if (gpu.memory_bandwidth.value > 0) std::printf(" (%.0f GB/s of %.0f GB/s)", p.memory_efficiency * gpu.memory_bandwidth.value / 1e9, gpu.memory_bandwidth.value / 1e9);
   std::printf("\n  kernel launch      %.2f us\n", p.kernel_launch.value * 1e6);

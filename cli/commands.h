@@ -72,12 +72,22 @@ struct CalibrateRunOptions {
 int run_calibrate_run(const CalibrateRunOptions& o);
 struct CalibrateFitOptions {
   std::string input;     // measurements JSON
+  std::vector<std::string> more_inputs;  // further measurements files fitted together with `input`
   std::string output;    // profile YAML ("" = print it)
   std::string gpu;       // catalog GPU ("" = from the file)
   std::string scenario;  // cluster (link bandwidths) to fit the collective tiers against
   int holdout_every = 5;
 };
 int run_calibrate_fit(const CalibrateFitOptions& o);
+struct CalibrateCheckOptions {
+  std::string profile;   // profile YAML
+  std::string input;     // measurements JSON
+  std::string format = "table";
+  std::string gpu;       // catalog GPU ("" = the profile's, else the file's)
+  bool no_exact_shapes = false;
+};
+int run_calibrate_check(const CalibrateCheckOptions& o);
+int run_calibrate_import_torch(const std::string& input, const std::string& output, const std::string& gpu_key);
 int run_calibrate_show(const std::string& profile, const std::string& gpu);
 
 }  // namespace tp

@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   cal_run_cmd->add_flag("--no-flush", cal_run.no_flush, "Do not flush the L2 cache between timed runs");
   CLI::App* cal_fit_cmd = calibrate->add_subcommand("fit", "Fit a hardware profile to a measurements file");
   cal_fit_cmd->add_option("measurements", cal_fit.input, "Measurements JSON from `calibrate run`")->required();
+  cal_fit_cmd->add_option("more", cal_fit.more_inputs, "Further measurements files fitted together (e.g. from `calibrate import-torch`)");
   cal_fit_cmd->add_option("-o,--output", cal_fit.output, "Profile YAML to write (default: print it)");
   cal_fit_cmd->add_option("--gpu", cal_fit.gpu, "Catalog GPU (default: the one recorded in the file)");
   cal_fit_cmd->add_option("--scenario", cal_fit.scenario, "Scenario whose cluster gives the link bandwidths");
@@ -116,6 +117,18 @@ int main(int argc, char** argv) {
   CLI::App* cal_show_cmd = calibrate->add_subcommand("show", "Print a hardware profile and its fit quality");
   cal_show_cmd->add_option("profile", cal_show_profile, "Profile YAML")->required();
   cal_show_cmd->add_option("--gpu", cal_show_gpu, "Catalog GPU (default: the profile's)");
+  tp::CalibrateCheckOptions cal_check;
+  CLI::App* cal_check_cmd = calibrate->add_subcommand("check", "Predict every measurement of a file with a profile; error per family");
+  cal_check_cmd->add_option("profile", cal_check.profile, "Profile YAML")->required();
+  cal_check_cmd->add_option("measurements", cal_check.input, "Measurements JSON")->required();
+  cal_check_cmd->add_option("--format", cal_check.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  cal_check_cmd->add_option("--gpu", cal_check.gpu, "Catalog GPU (default: the profile's, else the file's)");
+  cal_check_cmd->add_flag("--no-exact-shapes", cal_check.no_exact_shapes, "Ignore the profile's measured GEMM shapes (judge the model alone)");
+  std::string cal_import_in, cal_import_out, cal_import_gpu = "h100-sxm-80gb";
+  CLI::App* cal_import_cmd = calibrate->add_subcommand("import-torch", "Convert a PyTorch reference file (fused_ref.py, kernel_ref.py) to measurements");
+  cal_import_cmd->add_option("input", cal_import_in, "torch-attention-and-kernels.json or torch-same-shapes.json")->required();
+  cal_import_cmd->add_option("-o,--output", cal_import_out, "Measurements JSON to write")->required();
+  cal_import_cmd->add_option("--gpu", cal_import_gpu, "Catalog GPU the file was measured on (default: h100-sxm-80gb)");
 
   std::string validation_dir = TRAINPLAN_VALIDATION_DIR;
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
@@ -148,6 +161,8 @@ int main(int argc, char** argv) {
     if (cal_run_cmd->parsed()) return tp::run_calibrate_run(cal_run);
     if (cal_fit_cmd->parsed()) return tp::run_calibrate_fit(cal_fit);
     if (cal_show_cmd->parsed()) return tp::run_calibrate_show(cal_show_profile, cal_show_gpu);
+    if (cal_check_cmd->parsed()) return tp::run_calibrate_check(cal_check);
+    if (cal_import_cmd->parsed()) return tp::run_calibrate_import_torch(cal_import_in, cal_import_out, cal_import_gpu);
     if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
     if (report->parsed()) return tp::run_report(report_opts);
   } catch (const tp::InputError& e) {

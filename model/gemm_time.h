@@ -13,7 +13,17 @@ struct GemmDims {
   double flops() const { return 2.0 * m * n * k; }
 };
 
-// Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM).
+// Bytes per element of the operands (A, B) and of the output (C) as the measurement suite runs them.
+double gemm_input_bytes(Precision p);
+double gemm_output_bytes(Precision p);
+// Minimal HBM traffic of one GEMM: A and B read once, C written once.
+double gemm_traffic_bytes(Precision p, const GemmDims& d);
+
+// The fitted model alone (hardware_profile.h, GemmModel), launch and latency floor included.
+Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision precision, const GemmDims& d);
+
+// Kernel time of one GEMM: the profile's measured time when exactly this (dtype, m, n, k) was measured,
+// else the fitted model. Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM).
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d);
 
 }  // namespace tp

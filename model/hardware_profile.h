@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernel_class.h"
 #include "specs.h"
@@ -12,12 +14,33 @@
 
 namespace tp {
 
-// GEMM efficiency as a smooth function of the shape: eff(M, N, K) = max * f(M) f(N) f(K) with
-// f(d) = d / (d + half_dim). Large square GEMMs approach `max`; a dimension of `half_dim` halves it.
-struct GemmCurve {
-  double max_efficiency = 0.8;
-  double half_dim = 64;
-  double efficiency(double m, double n, double k) const;
+// GEMM time model of one dtype (docs/calibration.md, "The GEMM model"), fitted on real H100 data:
+//   t = latency + smooth_max(t_compute, t_memory),  smooth_max(a, b) = (a^4 + b^4)^(1/4)
+//   t_compute = 2 M N K / (peak x efficiency x K / (K + k_half))   (pipeline fill over the K loop)
+//   t_memory  = ((M K + K N) x input bytes + M N x output bytes) / (bandwidth_efficiency x HBM bandwidth)
+struct GemmModel {
+  double efficiency = 0.78;            // fraction of the datasheet peak reached by large GEMMs
+  double k_half = 64;                  // K at which the pipeline fill halves the efficiency
+  Seconds latency = Seconds(5e-6);     // launch + prologue/epilogue floor of one GEMM
+  double bandwidth_efficiency = 0.75;  // achieved / datasheet HBM bandwidth of memory-bound GEMMs
+};
+
+// A GEMM measured on this GPU: gemm_seconds returns its time for exactly this (dtype, m, n, k).
+struct MeasuredGemm {
+  Precision dtype = Precision::bf16;
+  std::int64_t m = 0, n = 0, k = 0;
+  Seconds time;
+};
+
+// Fused attention efficiency (fraction of the 16-bit peak, planner FLOP conventions) as a function of
+// the sequence length and head dim: eff = max x s / (s + seq_half) x d / (d + head_dim_half), and under a
+// causal mask x s / (s + causal_seq_half): the diagonal tiles are computed whole but count half.
+struct AttentionCurve {
+  double max_efficiency = 0.6;
+  double seq_half = 0;         // 0 = no sequence dependence
+  double head_dim_half = 0;    // 0 = no head-dim dependence
+  double causal_seq_half = 0;  // 0 = causal runs as fast as non-causal (per counted FLOP)
+  double efficiency(double seq, double head_dim, bool causal = true) const;
 };
 
 struct CollectiveTierProfile {
@@ -28,9 +51,10 @@ struct CollectiveTierProfile {
 struct HardwareProfile {
   std::string name;    // "defaults: hopper" or the file it came from
   std::string gpu;     // the GPU key it describes ("" = any)
-  std::array<GemmCurve, kPrecisionCount> gemm{};
-  double attention_forward = 0.6;   // fused attention, fraction of the 16-bit peak
-  double attention_backward = 0.45;
+  std::array<GemmModel, kPrecisionCount> gemm{};
+  std::vector<MeasuredGemm> gemm_measured;  // sorted by (dtype, m, n, k); see find_measured_gemm
+  AttentionCurve attention_forward{0.6, 0, 0, 0};   // fused attention, fraction of the 16-bit peak
+  AttentionCurve attention_backward{0.45, 0, 0, 0};
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
   // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.
@@ -42,7 +66,11 @@ struct HardwareProfile {
   Watts idle_power;              // per GPU
   double busy_power_fraction = 0.8;  // average training power / TDP
 
-  const GemmCurve& gemm_for(Precision p) const { return gemm[static_cast<size_t>(p)]; }
+  const GemmModel& gemm_for(Precision p) const { return gemm[static_cast<size_t>(p)]; }
+  // The measured time of exactly this GEMM, or nullptr.
+  const MeasuredGemm* find_measured_gemm(Precision p, double m, double n, double k) const;
+  // Sorts gemm_measured and keeps one entry per shape (the last one added wins).
+  void normalize_measured_gemms();
   double efficiency_of(KernelClass k) const {
     const double e = kernel_efficiency[static_cast<size_t>(k)];
     return e > 0 ? e : memory_efficiency;
@@ -61,6 +89,14 @@ std::string profile_yaml(const HardwareProfile& p);
 }  // namespace tp
 
 namespace tp {
-// The scenario's `profile:` file when it names one, else the defaults of its GPU's generation.
+// The scenario's `profile:` file when it names one; else the committed measured profile of its GPU
+// (h100-sxm-80gb: scenarios/profiles/h100-sxm.yaml, embedded at build time); else the generation defaults.
 HardwareProfile profile_for(const Scenario& s);
+}  // namespace tp
+
+namespace tp {
+inline constexpr const char* kH100SxmKey = "h100-sxm-80gb";
+inline constexpr const char* kH100SxmProfileName = "scenarios/profiles/h100-sxm.yaml (built in)";
+// Parses profile YAML text; `name` is used in messages and as the profile's name.
+HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu);
 }  // namespace tp

@@ -62,8 +62,11 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         // Causal masking: fused kernels skip the masked half of the score blocks.
         const double causal = fused ? 0.5 : 1.0;
         const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
-        const double eff_f = fused ? c.hw.attention_forward : c.hw.attention_unfused;
-        const double eff_b = fused ? c.hw.attention_backward : c.hw.attention_unfused;
+        // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal.
+        const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
+        const double hd = static_cast<double>(c.s.model.head_dim);
+        const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) : c.hw.attention_unfused;
+        const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) : c.hw.attention_unfused;
         const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
         const double bwd = std::max(2.0 * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
         t.fwd += fwd;

@@ -1,6 +1,7 @@
 // Synthetic measurements made from known profile constants (with multiplicative noise): the oracle of
 // the fitter tests. Each family follows the model the fitter assumes, written out here independently:
-//   GEMM        t = 2 M N K / (peak x max x f(M) f(N) f(K)),  f(d) = d / (d + half_dim)
+//   GEMM        t = latency + (c^4 + w^4)^(1/4), c = 2 M N K / (peak x eff x K / (K + k_half)),
+//               w = ((M K + K N) x in bytes + M N x out bytes) / (bw_eff x HBM bandwidth)
 //   attention   t = FLOPs / (peak16 x eff), FLOPs = 4 b h s^2 d (fused causal: half; backward: x2)
 //   memory      t = t0 + bytes / (eff x datasheet bandwidth)
 //   collectives t = alpha + S x bus_factor / B   (nccl-tests S and bus factors)
@@ -21,10 +22,11 @@ namespace tp::test {
 struct SyntheticTruth {
   struct Curve {
     Precision p;
-    double max, half;
+    double max, k_half, latency, bw_eff;
   };
-  std::vector<Curve> gemm{{Precision::bf16, 0.74, 110}, {Precision::fp16, 0.72, 90}, {Precision::tf32, 0.68, 60},
-                          {Precision::fp32, 0.88, 30},  {Precision::fp8, 0.55, 160}};
+  std::vector<Curve> gemm{{Precision::bf16, 0.74, 40, 5.5e-6, 0.72}, {Precision::fp16, 0.72, 60, 5e-6, 0.75},
+                          {Precision::tf32, 0.68, 80, 7e-6, 0.78},   {Precision::fp32, 0.88, 20, 12e-6, 0.5},
+                          {Precision::fp8, 0.55, 160, 6e-6, 0.68}};
   double attention_forward = 0.52, attention_backward = 0.38, attention_unfused = 0.27;
   double memory_efficiency = 0.91;
   double memory_t0 = 6e-6;
@@ -80,14 +82,18 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
   for (const auto& c : truth.gemm) {
     const double peak = gpu.peak_for(c.p).value;
     for (const auto& s : shapes) {
-      auto f = [&](double d) { return d / (d + c.half); };
-      const double eff = c.max * f(static_cast<double>(s.m)) * f(static_cast<double>(s.n)) * f(static_cast<double>(s.k));
+      const double M = static_cast<double>(s.m), N = static_cast<double>(s.n), K = static_cast<double>(s.k);
+      const double in = c.p == Precision::fp8 ? 1 : (c.p == Precision::bf16 || c.p == Precision::fp16) ? 2 : 4;
+      const double out = c.p == Precision::fp8 ? 2 : in;
+      const double compute = s.flops() / (peak * c.max * K / (K + c.k_half));
+      const double memory = ((M * K + K * N) * in + M * N * out) / (c.bw_eff * gpu.memory_bandwidth.value);
+      const double t = c.latency + std::pow(std::pow(compute, 4) + std::pow(memory, 4), 0.25);
       Measurement x;
       x.op = MeasuredOp::gemm;
       x.dtype = c.p;
       x.gemm = s;
       x.label = "grid";
-      x.time = stats_of(noisy(s.flops() / (peak * eff), noise, rng));
+      x.time = stats_of(noisy(t, noise, rng));
       x.rate = s.flops() / x.time.median;
       m.items.push_back(x);
     }

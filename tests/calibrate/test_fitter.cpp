@@ -1,6 +1,6 @@
 // The fitter recovers known constants from synthetic measurements (tests/calibrate/synthetic.h) made
 // with 2 % multiplicative noise. Stated tolerances (docs/calibration.md, "The fit"):
-//   GEMM max_efficiency +-3 %, half_dim +-20 %; attention efficiencies +-3 %; memory efficiency +-3 %;
+//   GEMM efficiency +-3 %, k_half +-20 %, latency +-10 %, bandwidth_efficiency +-5 %; attention efficiencies +-3 %; memory efficiency +-3 %;
 //   kernel launch +-10 %; collective alpha +-10 %, busbw (beta) +-3 %; power +-3 %.
 #include <gtest/gtest.h>
 
@@ -44,16 +44,20 @@ class FitterSynthetic : public ::testing::Test {
 
 TEST_F(FitterSynthetic, RecoversGemmCurvePerDtype) {
   for (const auto& c : truth.gemm) {
-    const GemmCurve& got = result.profile.gemm_for(c.p);
-    EXPECT_LT(rel(got.max_efficiency, c.max), 0.03) << to_string(c.p) << ": max " << got.max_efficiency << " vs " << c.max;
-    EXPECT_LT(rel(got.half_dim, c.half), 0.20) << to_string(c.p) << ": half_dim " << got.half_dim << " vs " << c.half;
+    const GemmModel& got = result.profile.gemm_for(c.p);
+    EXPECT_LT(rel(got.efficiency, c.max), 0.03) << to_string(c.p) << ": eff " << got.efficiency << " vs " << c.max;
+    EXPECT_LT(rel(got.k_half, c.k_half), 0.20) << to_string(c.p) << ": k_half " << got.k_half << " vs " << c.k_half;
+    EXPECT_LT(rel(got.latency.value, c.latency), 0.10) << to_string(c.p) << ": latency " << got.latency.value;
+    EXPECT_LT(rel(got.bandwidth_efficiency, c.bw_eff), 0.05) << to_string(c.p) << ": bw " << got.bandwidth_efficiency;
   }
   EXPECT_EQ(result.report.gemm.size(), truth.gemm.size());
 }
 
 TEST_F(FitterSynthetic, RecoversAttentionEfficiencies) {
-  EXPECT_LT(rel(result.profile.attention_forward, truth.attention_forward), 0.03) << result.profile.attention_forward;
-  EXPECT_LT(rel(result.profile.attention_backward, truth.attention_backward), 0.03) << result.profile.attention_backward;
+  // The synthetic fused attention has a constant efficiency: the fitted curve must give it back at the
+  // measured shapes.
+  EXPECT_LT(rel(result.profile.attention_forward.efficiency(4096, 128), truth.attention_forward), 0.03);
+  EXPECT_LT(rel(result.profile.attention_backward.efficiency(4096, 128), truth.attention_backward), 0.03);
   EXPECT_LT(rel(result.profile.attention_unfused, truth.attention_unfused), 0.03) << result.profile.attention_unfused;
 }
 
@@ -138,7 +142,7 @@ TEST_F(FitterSynthetic, RecoversPower) {
 }
 
 TEST_F(FitterSynthetic, ReportsHeldOutQuality) {
-  for (const char* name : {"gemm bf16", "gemm fp8", "attention forward", "attention backward", "attention unfused", "memory",
+  for (const char* name : {"gemm bf16", "gemm fp8", "attention fused forward", "attention fused backward", "attention unfused", "memory",
                            "all_reduce intra_node 8 ranks"}) {
     const FamilyFit* f = family(result.report, name);
     ASSERT_NE(f, nullptr) << name;
@@ -161,10 +165,11 @@ TEST(Fitter, ExactDataGivesExactConstants) {
   SyntheticTruth truth;
   const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.0), options());
   for (const auto& c : truth.gemm) {
-    EXPECT_NEAR(r.profile.gemm_for(c.p).max_efficiency, c.max, 1e-6 * c.max) << to_string(c.p);
-    EXPECT_NEAR(r.profile.gemm_for(c.p).half_dim, c.half, 1e-4 * c.half) << to_string(c.p);
+    EXPECT_NEAR(r.profile.gemm_for(c.p).efficiency, c.max, 1e-4 * c.max) << to_string(c.p);
+    EXPECT_NEAR(r.profile.gemm_for(c.p).k_half, c.k_half, 1e-2 * c.k_half) << to_string(c.p);
+    EXPECT_NEAR(r.profile.gemm_for(c.p).latency.value, c.latency, 1e-2 * c.latency) << to_string(c.p);
   }
-  EXPECT_NEAR(r.profile.attention_forward, truth.attention_forward, 1e-9);
+  EXPECT_NEAR(r.profile.attention_forward.efficiency(4096, 128), truth.attention_forward, 1e-3);
   EXPECT_NEAR(r.profile.memory_efficiency, truth.memory_efficiency, 1e-9);
   EXPECT_NEAR(r.report.memory_intercept, truth.memory_t0, 1e-12);
   for (const auto& got : r.report.collectives) {
@@ -188,9 +193,9 @@ TEST(Fitter, MissingFamiliesKeepDefaultsWithANote) {
   const FitResult r = fit_profile(m, options());
   const HardwareProfile defaults = default_profile(test::dgx_h100().gpu);
   EXPECT_DOUBLE_EQ(r.profile.memory_efficiency, defaults.memory_efficiency);
-  EXPECT_DOUBLE_EQ(r.profile.gemm_for(Precision::fp8).max_efficiency, defaults.gemm_for(Precision::fp8).max_efficiency);
+  EXPECT_DOUBLE_EQ(r.profile.gemm_for(Precision::fp8).efficiency, defaults.gemm_for(Precision::fp8).efficiency);
   EXPECT_DOUBLE_EQ(r.profile.intra_node.bandwidth_efficiency, defaults.intra_node.bandwidth_efficiency);
-  EXPECT_NEAR(r.profile.gemm_for(Precision::bf16).max_efficiency, 0.74, 1e-6);
+  EXPECT_NEAR(r.profile.gemm_for(Precision::bf16).efficiency, 0.74, 1e-4);
   bool noted = false;
   for (const auto& n : r.report.notes) noted = noted || n.find("gemm fp8: not measured") != std::string::npos;
   EXPECT_TRUE(noted);
@@ -217,10 +222,13 @@ TEST(Fitter, WrittenProfileLoadsWithLoadProfile) {
   const HardwareProfile p = load_profile(path, test::dgx_h100().gpu);
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Precision pr = static_cast<Precision>(i);
-    EXPECT_NEAR(p.gemm_for(pr).max_efficiency, r.profile.gemm_for(pr).max_efficiency, 1e-5);
-    EXPECT_NEAR(p.gemm_for(pr).half_dim, r.profile.gemm_for(pr).half_dim, 1e-5 * r.profile.gemm_for(pr).half_dim);
+    EXPECT_NEAR(p.gemm_for(pr).efficiency, r.profile.gemm_for(pr).efficiency, 1e-5);
+    EXPECT_NEAR(p.gemm_for(pr).k_half, r.profile.gemm_for(pr).k_half, 1e-5 * r.profile.gemm_for(pr).k_half);
+    EXPECT_NEAR(p.gemm_for(pr).latency.value, r.profile.gemm_for(pr).latency.value, 1e-5 * r.profile.gemm_for(pr).latency.value);
   }
-  EXPECT_NEAR(p.attention_forward, r.profile.attention_forward, 1e-5);
+  EXPECT_EQ(p.gemm_measured.size(), r.profile.gemm_measured.size());
+  EXPECT_NEAR(p.attention_forward.max_efficiency, r.profile.attention_forward.max_efficiency, 1e-5);
+  EXPECT_NEAR(p.attention_forward.seq_half, r.profile.attention_forward.seq_half, 1e-5 * r.profile.attention_forward.seq_half);
   EXPECT_NEAR(p.memory_efficiency, r.profile.memory_efficiency, 1e-5);
   EXPECT_NEAR(p.kernel_launch.value, r.profile.kernel_launch.value, 1e-5 * r.profile.kernel_launch.value);
   EXPECT_NEAR(p.intra_node.bandwidth_efficiency, r.profile.intra_node.bandwidth_efficiency, 1e-5);
@@ -251,17 +259,19 @@ TEST(FitterBlocks, LineFitRelative) {
   EXPECT_NEAR(b, 2e-9, 1e-18);
 }
 
-TEST(FitterBlocks, GemmCurveFromExactPoints) {
-  std::vector<GemmShape> s;
-  std::vector<double> e;
-  const GemmCurve truth{0.8, 96};
-  for (std::int64_t d : {64, 256, 1024, 4096}) {
-    s.push_back({d, 4096, 4096, 1});
-    e.push_back(truth.efficiency(static_cast<double>(d), 4096, 4096));
-  }
-  const GemmCurve got = fit_gemm_curve(s, e);
-  EXPECT_NEAR(got.max_efficiency, 0.8, 1e-6);
-  EXPECT_NEAR(got.half_dim, 96, 1e-3);
+TEST(FitterBlocks, GemmModelFromExactPoints) {
+  // Oracle: times computed by hand from the model's formula (synthetic.h) with known parameters.
+  const GpuSpec gpu = test::dgx_h100().gpu;
+  const GemmModel truth{0.8, 96, Seconds(5e-6), 0.7};
+  std::vector<GemmSample> samples;
+  for (double d : {128.0, 512.0, 2048.0, 8192.0}) samples.push_back({{d, d, d}, gemm_model_seconds(truth, gpu, Precision::bf16, {d, d, d}).value});
+  for (double k : {32.0, 128.0, 512.0}) samples.push_back({{8192, 8192, k}, gemm_model_seconds(truth, gpu, Precision::bf16, {8192, 8192, k}).value});
+  for (double m : {16.0, 256.0}) samples.push_back({{m, 8192, 8192}, gemm_model_seconds(truth, gpu, Precision::bf16, {m, 8192, 8192}).value});
+  const GemmModel got = fit_gemm_model(gpu, Precision::bf16, samples);
+  EXPECT_NEAR(got.efficiency, 0.8, 1e-3);
+  EXPECT_NEAR(got.k_half, 96, 0.5);
+  EXPECT_NEAR(got.latency.value, 5e-6, 5e-8);
+  EXPECT_NEAR(got.bandwidth_efficiency, 0.7, 1e-3);
 }
 
 TEST(FitterBlocks, QualityNumbers) {

@@ -1,0 +1,126 @@
+// The attention family. Fused (forward, backward): eff(s, d) = max x s/(s + s_half) x d/(d + d_half)
+// (model/hardware_profile.h, AttentionCurve) by Levenberg-Marquardt on log time; the records of one
+// algorithm (cuDNN when present: the kernel Transformer Engine runs on Hopper) so that two libraries are
+// not averaged. Unfused: the geometric mean of the measured efficiency. docs/calibration.md.
+#include <cmath>
+
+#include "fit_internal.h"
+
+namespace tp::fit_detail {
+
+namespace {
+
+double efficiency_of(const Measurement& it, const GpuSpec& gpu) {
+  const double peak = attention_peak(gpu, it.dtype);
+  return peak > 0 && it.time.median > 0 ? attention_flops(it) / (it.time.median * peak) : kNaN;
+}
+
+double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+AttentionCurve curve_of(const std::vector<double>& x) {
+  return {logistic(x[0]), std::exp(x[1]), std::exp(x[2]), x.size() > 3 ? std::exp(x[3]) : 0.0};
+}
+
+double curve_at(const AttentionCurve& c, const Measurement& it) {
+  return c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim), it.attention.causal);
+}
+
+void fit_fused(const std::vector<const Measurement*>& all, const char* family, AttentionCurve& target,
+               const FitOptions& o, FitResult& r) {
+  std::vector<const Measurement*> fit_items, held_items;
+  for (size_t i = 0; i < all.size(); ++i) {
+    (held_out(static_cast<int>(i), o.holdout_every) && all.size() >= 8 ? held_items : fit_items).push_back(all[i]);
+  }
+  auto residuals = [&](const std::vector<double>& x) {
+    const AttentionCurve c = curve_of(x);
+    std::vector<double> res;
+    for (const Measurement* it : fit_items) {
+      const double e = efficiency_of(*it, o.cluster.gpu);
+      res.push_back(std::log(e / curve_at(c, *it)));  // = log(t_pred / t)
+    }
+    return res;
+  };
+  if (fit_items.size() < 4) {
+    r.report.notes.push_back(std::string(family) + ": too few measurements for the curve (need 4); default kept");
+    return;
+  }
+  bool causal = false, full = false;
+  for (const Measurement* it : fit_items) (it->attention.causal ? causal : full) = true;
+  std::vector<double> x0 = {0.0, std::log(512.0), std::log(16.0)};
+  if (causal && full) x0.push_back(std::log(256.0));  // both kinds measured: fit the causal term too
+  target = curve_of(levenberg_marquardt(residuals, x0));
+  auto eval = [&](const std::vector<const Measurement*>& items, std::vector<double>& t, std::vector<double>& t_pred) {
+    for (const Measurement* it : items) {
+      const double e = efficiency_of(*it, o.cluster.gpu);
+      t.push_back(it->time.median);
+      t_pred.push_back(it->time.median * e / curve_at(target, *it));
+    }
+  };
+  std::vector<double> a, b, c, d;
+  eval(fit_items, a, b);
+  eval(held_items, c, d);
+  r.report.families.push_back(quality(family, "time", a, b, a, b, c, d, c, d));
+}
+
+void fit_unfused(const std::vector<const Measurement*>& all, FitResult& r, const FitOptions& o) {
+  double log_sum = 0;
+  int n = 0;
+  std::vector<const Measurement*> fit_items, held_items;
+  for (size_t i = 0; i < all.size(); ++i) {
+    (held_out(static_cast<int>(i), o.holdout_every) && all.size() >= 4 ? held_items : fit_items).push_back(all[i]);
+  }
+  for (const Measurement* it : fit_items) {
+    const double e = efficiency_of(*it, o.cluster.gpu);
+    if (std::isfinite(e) && e > 0) {
+      log_sum += std::log(e);
+      ++n;
+    }
+  }
+  if (n == 0) {
+    r.report.notes.push_back("attention unfused: no usable measurement (no 16-bit peak for the GPU); default kept");
+    return;
+  }
+  const double eff = std::min(1.0, std::exp(log_sum / n));
+  r.profile.attention_unfused = std::max(0.01, eff);
+  auto eval = [&](const std::vector<const Measurement*>& items, std::vector<double>& t, std::vector<double>& t_pred) {
+    for (const Measurement* it : items) {
+      const double e = efficiency_of(*it, o.cluster.gpu);
+      if (!std::isfinite(e)) continue;
+      t.push_back(it->time.median);
+      t_pred.push_back(it->time.median * e / r.profile.attention_unfused);
+    }
+  };
+  std::vector<double> a, b, c, d;
+  eval(fit_items, a, b);
+  eval(held_items, c, d);
+  r.report.families.push_back(quality("attention unfused", "time", a, b, a, b, c, d, c, d));
+}
+
+}  // namespace
+
+// The fused records the profile describes: cuDNN's when the file has them, else every fused record.
+std::string fused_attention_algorithm(const Measurements& m) {
+  for (const auto& it : m.items) {
+    if (is_attention(it.op) && it.impl == AttentionImpl::fused && it.algorithm == "cudnn") return "cudnn";
+  }
+  return "";
+}
+
+void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
+  const std::string algorithm = fused_attention_algorithm(m);
+  r.report.attention_algorithm = algorithm;
+  std::vector<const Measurement*> fwd, bwd, unfused;
+  for (const auto& it : m.items) {
+    if (!is_attention(it.op) || !std::isfinite(efficiency_of(it, o.cluster.gpu))) continue;
+    if (it.impl == AttentionImpl::unfused) {
+      unfused.push_back(&it);
+    } else if (algorithm.empty() || it.algorithm == algorithm) {
+      (it.op == MeasuredOp::attention_forward ? fwd : bwd).push_back(&it);
+    }
+  }
+  if (!fwd.empty()) fit_fused(fwd, "attention fused forward", r.profile.attention_forward, o, r);
+  if (!bwd.empty()) fit_fused(bwd, "attention fused backward", r.profile.attention_backward, o, r);
+  if (!unfused.empty()) fit_unfused(unfused, r, o);
+}
+
+}  // namespace tp::fit_detail

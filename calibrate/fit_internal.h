@@ -1,0 +1,54 @@
+// Shared pieces of the per-family fitters (calibrate/fit_*.cpp); not part of the public interface.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "collectives.h"
+#include "fitter.h"
+
+namespace tp::fit_detail {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double median_of(std::vector<double> v);
+std::string fmt(double v);  // %.6g; .nan / .inf as YAML writes them
+std::string quoted(const std::string& s);
+
+// The 16-bit peak the planner uses for attention (planner/step_time.cpp, attention_peak).
+double attention_peak(const GpuSpec& g, Precision p);
+// FLOPs the planner charges an attention kernel (docs/model.md, "Step time"): the fused kernel skips
+// the masked half under causal masking; the unfused path computes the whole score matrix; backward is
+// twice the forward.
+double attention_flops(const Measurement& m);
+
+FamilyFit quality(const std::string& family, const char* r2_of, const std::vector<double>& rate_fit,
+                  const std::vector<double>& rate_fit_pred, const std::vector<double>& t_fit,
+                  const std::vector<double>& t_fit_pred, const std::vector<double>& rate_held,
+                  const std::vector<double>& rate_held_pred, const std::vector<double>& t_held,
+                  const std::vector<double>& t_held_pred);
+
+// Levenberg-Marquardt (Nocedal & Wright 2006, sec. 10.3) on residuals r(x) in R^n with a forward-
+// difference Jacobian; returns the x with the smallest sum of squares found from `x0`.
+using Residuals = std::function<std::vector<double>(const std::vector<double>&)>;
+std::vector<double> levenberg_marquardt(const Residuals& r, std::vector<double> x0, int iterations = 200);
+double sum_of_squares(const std::vector<double>& r);
+
+// The planner's time for one collective on group g with the tiers' efficiencies and latencies (s).
+double planner_time(Collective c, double bytes, const GroupShape& g, const ClusterSpec& cluster, double intra_eff,
+                    double inter_eff, double intra_lat, double inter_lat);
+// The fused records the profile describes: "cudnn" when the file has cuDNN ones, else "" (all fused).
+std::string fused_attention_algorithm(const Measurements& m);
+
+// The family fitters, each in its own file.
+void fit_gemm(const Measurements& m, const FitOptions& o, FitResult& r);           // fit_gemm.cpp
+void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r);      // fit_attention.cpp
+void fit_memory(const Measurements& m, const FitOptions& o, FitResult& r);         // fit_memory.cpp
+void fit_launch(const Measurements& m, FitResult& r);                              // fit_memory.cpp
+void fit_kernel_classes(const Measurements& m, const FitOptions& o, FitResult& r); // fit_kernels.cpp
+void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r);    // fit_collectives.cpp
+void fit_power(const Measurements& m, const FitOptions& o, FitResult& r);          // fit_power.cpp
+
+}  // namespace tp::fit_detail

@@ -1,0 +1,379 @@
+// Strict reading of the measurements file: every error names the file and the JSON path.
+#include "measurements.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "errors.h"
+#include "input_file.h"
+#include "yaml_reader.h"
+
+namespace tp {
+
+namespace {
+using nlohmann::json;
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Strict reading
+
+namespace {
+
+const char* type_name(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "an unknown value";
+  }
+}
+
+// A JSON object read field by field; every key not asked for is an error (with a "did you mean").
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string path, const std::string& file) : j_(j), path_(std::move(path)), file_(file) {
+    if (!j_.is_object()) fail_here(std::string("expected an object, got ") + type_name(j_));
+  }
+
+  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw InputError({file_, 0, 0}, field(key), message);
+  }
+  [[noreturn]] void fail_here(const std::string& message) const { throw InputError({file_, 0, 0}, path_, message); }
+
+  bool has(const std::string& key) {
+    known_.push_back(key);
+    return j_.contains(key);
+  }
+
+  const json& get(const std::string& key, bool required) {
+    static const json kNull;
+    if (!has(key)) {
+      if (required) fail(key, "missing (required)");
+      return kNull;
+    }
+    return j_.at(key);
+  }
+
+  double number(const std::string& key, double def, bool required = false, double min = -1e300) {
+    const json& v = get(key, required);
+    if (v.is_null() && !j_.contains(key)) return def;
+    if (!v.is_number()) fail(key, std::string("expected a number, got ") + type_name(v));
+    const double x = v.get<double>();
+    if (!(x >= min)) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
+    return x;
+  }
+
+  std::int64_t integer(const std::string& key, std::int64_t def, bool required = false, std::int64_t min = 0) {
+    const json& v = get(key, required);
+    if (v.is_null() && !j_.contains(key)) return def;
+    if (!v.is_number_integer()) fail(key, std::string("expected an integer, got ") + type_name(v));
+    const std::int64_t x = v.get<std::int64_t>();
+    if (x < min) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
+    return x;
+  }
+
+  bool boolean(const std::string& key, bool def, bool required = false) {
+    const json& v = get(key, required);
+    if (v.is_null() && !j_.contains(key)) return def;
+    if (!v.is_boolean()) fail(key, std::string("expected true or false, got ") + type_name(v));
+    return v.get<bool>();
+  }
+
+  std::string string(const std::string& key, const std::string& def, bool required = false) {
+    const json& v = get(key, required);
+    if (v.is_null() && !j_.contains(key)) return def;
+    if (!v.is_string()) fail(key, std::string("expected a string, got ") + type_name(v));
+    return v.get<std::string>();
+  }
+
+  std::vector<std::string> strings(const std::string& key) {
+    const json& v = get(key, false);
+    std::vector<std::string> out;
+    if (v.is_null() && !j_.contains(key)) return out;
+    if (!v.is_array()) fail(key, std::string("expected an array of strings, got ") + type_name(v));
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) {
+        throw InputError({file_, 0, 0}, field(key) + "[" + std::to_string(i) + "]",
+                         std::string("expected a string, got ") + type_name(v[i]));
+      }
+      out.push_back(v[i].get<std::string>());
+    }
+    return out;
+  }
+
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+      const std::string hint = closest_key(it.key(), known_);
+      fail(it.key(), "unknown key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+    }
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+  const std::string& file_;
+  std::vector<std::string> known_;
+};
+
+TimeStats read_stats(ObjectReader& parent, const std::string& key, bool required) {
+  TimeStats t;
+  if (!parent.has(key)) {
+    if (required) parent.fail(key, "missing (required)");
+    return t;
+  }
+  ObjectReader r(parent.get(key, true), parent.field(key), parent.file());
+  t.median = r.number("median", 0, true, 0.0);
+  t.mean = r.number("mean", t.median, false, 0.0);
+  t.min = r.number("min", t.median, false, 0.0);
+  t.max = r.number("max", t.median, false, 0.0);
+  t.p10 = r.number("p10", t.min, false, 0.0);
+  t.p90 = r.number("p90", t.max, false, 0.0);
+  t.stddev = r.number("stddev", 0, false, 0.0);
+  t.reps = static_cast<int>(r.integer("reps", 1, false, 0));
+  t.stable = r.boolean("stable", true);
+  r.finish();
+  return t;
+}
+
+Precision read_dtype(ObjectReader& r) {
+  const std::string s = r.string("dtype", "", true);
+  auto p = precision_from_string(s);
+  if (!p) {
+    std::vector<std::string> names;
+    for (int i = 0; i < kPrecisionCount; ++i) names.emplace_back(to_string(static_cast<Precision>(i)));
+    const std::string hint = closest_key(s, names);
+    r.fail("dtype", "unknown dtype '" + s + "' (fp32, tf32, fp16, bf16 or fp8)" +
+                        (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+  }
+  return *p;
+}
+
+Measurement read_measurement(const json& j, const std::string& path, const std::string& file) {
+  ObjectReader r(j, path, file);
+  Measurement m;
+  const std::string op = r.string("op", "", true);
+  auto parsed = measured_op_from_string(op);
+  if (!parsed) {
+    const std::string hint = closest_key(op, measured_op_names());
+    r.fail("op", "unknown op '" + op + "'" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+  }
+  m.op = *parsed;
+  m.label = r.string("label", "");
+  if (m.op == MeasuredOp::gemm) {
+    m.dtype = read_dtype(r);
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    m.gemm.m = s.integer("m", 0, true, 1);
+    m.gemm.n = s.integer("n", 0, true, 1);
+    m.gemm.k = s.integer("k", 0, true, 1);
+    m.gemm.batch = s.integer("batch", 1, false, 1);
+    s.finish();
+  } else if (is_attention(m.op)) {
+    m.dtype = read_dtype(r);
+    const std::string impl = r.string("impl", "", true);
+    if (impl != "fused" && impl != "unfused") r.fail("impl", "expected 'fused' or 'unfused', got '" + impl + "'");
+    m.impl = impl == "fused" ? AttentionImpl::fused : AttentionImpl::unfused;
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    AttentionShape& a = m.attention;
+    a.batch = s.integer("batch", 1, false, 1);
+    a.heads = s.integer("heads", 0, true, 1);
+    a.kv_heads = s.integer("kv_heads", a.heads, false, 1);
+    a.seq_q = s.integer("seq_q", 0, true, 1);
+    a.seq_kv = s.integer("seq_kv", a.seq_q, false, 1);
+    a.head_dim = s.integer("head_dim", 0, true, 1);
+    a.causal = s.boolean("causal", false, true);
+    s.finish();
+    if (a.heads % a.kv_heads != 0) {
+      throw InputError({file, 0, 0}, r.field("shape.kv_heads"), "must divide heads (" + std::to_string(a.heads) + ")");
+    }
+  } else if (m.op == MeasuredOp::memory_kernel) {
+    const std::string kernel = r.string("kernel", "", true);
+    const auto k = kernel_class_from_string(kernel);
+    if (!k) r.fail("kernel", "unknown kernel class '" + kernel + "'; expected one of " + kernel_class_names());
+    m.kernel = *k;
+    m.dtype = read_dtype(r);
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    m.rows = s.integer("rows", 0, true, 1);
+    m.cols = s.integer("cols", 1, false, 1);
+    m.bytes = s.number("bytes", 0, true, 1.0);
+    s.finish();
+  } else if (is_memory(m.op)) {
+    m.dtype = read_dtype(r);
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    m.bytes = s.number("bytes", 0, true, 1.0);
+    s.finish();
+  } else if (is_collective(m.op)) {
+    m.dtype = read_dtype(r);
+    ObjectReader s(r.get("shape", true), r.field("shape"), file);
+    m.bytes = s.number("bytes", 0, true, 0.0);
+    m.ranks = static_cast<int>(s.integer("ranks", 0, true, 1));
+    m.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
+    s.finish();
+    if (m.nodes > m.ranks) {
+      throw InputError({file, 0, 0}, r.field("shape.nodes"),
+                       "more nodes (" + std::to_string(m.nodes) + ") than ranks (" + std::to_string(m.ranks) + ")");
+    }
+    m.algbw = r.number("algbw", 0, false, 0.0);
+    m.busbw = r.number("busbw", 0, false, 0.0);
+  } else if (m.op == MeasuredOp::power) {
+    m.phase = r.string("phase", "", true);
+    if (m.phase != "idle" && m.phase != "gemm" && m.phase != "memory") {
+      r.fail("phase", "expected idle, gemm or memory, got '" + m.phase + "'");
+    }
+    m.watts = r.number("watts", 0, true, 0.0);
+    m.samples = static_cast<int>(r.integer("samples", 0, false, 0));
+  }
+  m.time = read_stats(r, "time", m.op != MeasuredOp::power);
+  if (m.op != MeasuredOp::power && m.time.median <= 0) {
+    throw InputError({file, 0, 0}, r.field("time.median"), "must be positive");
+  }
+  if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) m.rate = r.number("rate", 0, false, 0.0);
+  m.algorithm = r.string("algorithm", "");
+  m.note = r.string("note", "");
+  r.finish();
+  return m;
+}
+
+}  // namespace
+
+Measurements measurements_from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) {
+    throw InputError({file, 0, 0}, "", std::string("expected a JSON object at the top, got ") + type_name(j));
+  }
+  ObjectReader r(j, "", file);
+  Measurements m;
+  if (!j.contains("schema")) {
+    r.fail("schema", std::string("missing: not a trainplan measurements file (expected \"schema\": \"") +
+                         kMeasurementsSchema + "\")");
+  }
+  m.schema = r.string("schema", "", true);
+  if (m.schema != kMeasurementsSchema) {
+    if (m.schema.rfind("trainplan-measurements/", 0) == 0) {
+      r.fail("schema", "unsupported version '" + m.schema + "'; this trainplan reads " + kMeasurementsSchema);
+    }
+    r.fail("schema", "'" + m.schema + "' is not a trainplan measurements file (expected " + kMeasurementsSchema + ")");
+  }
+  m.created = r.string("created", "");
+  {
+    ObjectReader d(r.get("device", true), "device", file);
+    DeviceInfo& v = m.device;
+    v.name = d.string("name", "", true);
+    v.gpu_key = d.string("gpu_key", "");
+    v.compute_capability = d.string("compute_capability", "");
+    v.count = static_cast<int>(d.integer("count", 1));
+    v.sm_count = static_cast<int>(d.integer("sm_count", 0));
+    v.memory_bytes = d.number("memory_bytes", 0, false, 0.0);
+    v.l2_bytes = d.number("l2_bytes", 0, false, 0.0);
+    v.sm_clock_max_mhz = d.number("sm_clock_max_mhz", 0, false, 0.0);
+    v.memory_clock_max_mhz = d.number("memory_clock_max_mhz", 0, false, 0.0);
+    v.hostname = d.string("hostname", "");
+    d.finish();
+  }
+  if (r.has("software")) {
+    ObjectReader s(r.get("software", true), "software", file);
+    SoftwareInfo& v = m.software;
+    v.trainplan = s.string("trainplan", "");
+    v.driver = s.string("driver", "");
+    v.cuda_driver = s.string("cuda_driver", "");
+    v.cuda_runtime = s.string("cuda_runtime", "");
+    v.cublas = s.string("cublas", "");
+    v.cudnn = s.string("cudnn", "");
+    v.nccl = s.string("nccl", "");
+    s.finish();
+  }
+  if (r.has("settings")) {
+    ObjectReader s(r.get("settings", true), "settings", file);
+    RunSettings& v = m.settings;
+    v.suites = s.strings("suites");
+    v.scenario = s.string("scenario", "");
+    v.policy.warmup = static_cast<int>(s.integer("warmup", v.policy.warmup));
+    v.policy.min_reps = static_cast<int>(s.integer("min_reps", v.policy.min_reps));
+    v.policy.max_reps = static_cast<int>(s.integer("max_reps", v.policy.max_reps));
+    v.policy.target_spread = s.number("target_spread", v.policy.target_spread, false, 0.0);
+    v.policy.max_seconds = s.number("max_seconds", v.policy.max_seconds, false, 0.0);
+    v.l2_flush = s.boolean("l2_flush", true);
+    v.ranks = static_cast<int>(s.integer("ranks", 1, false, 1));
+    v.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
+    v.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 1, false, 1));
+    s.finish();
+  }
+  if (r.has("clocks")) {
+    ObjectReader c(r.get("clocks", true), "clocks", file);
+    ClockReport& v = m.clocks;
+    v.sm_mhz_min = c.number("sm_mhz_min", 0, false, 0.0);
+    v.sm_mhz_max = c.number("sm_mhz_max", 0, false, 0.0);
+    v.memory_mhz = c.number("memory_mhz", 0, false, 0.0);
+    v.temperature_c_max = c.number("temperature_c_max", 0);
+    v.throttle_reasons = c.strings("throttle_reasons");
+    c.finish();
+  }
+  const json& items = r.get("measurements", true);
+  if (!items.is_array()) r.fail("measurements", std::string("expected an array, got ") + type_name(items));
+  for (size_t i = 0; i < items.size(); ++i) {
+    m.items.push_back(read_measurement(items[i], "measurements[" + std::to_string(i) + "]", file));
+  }
+  if (r.has("skipped")) {
+    const json& sk = r.get("skipped", true);
+    if (!sk.is_array()) r.fail("skipped", std::string("expected an array, got ") + type_name(sk));
+    for (size_t i = 0; i < sk.size(); ++i) {
+      ObjectReader s(sk[i], "skipped[" + std::to_string(i) + "]", file);
+      SkippedCase c;
+      const std::string op = s.string("op", "", true);
+      auto parsed = measured_op_from_string(op);
+      if (!parsed) s.fail("op", "unknown op '" + op + "'");
+      c.op = *parsed;
+      c.label = s.string("label", "");
+      c.shape = s.string("shape", "");
+      c.reason = s.string("reason", "", true);
+      s.finish();
+      m.skipped.push_back(c);
+    }
+  }
+  r.finish();
+  return m;
+}
+
+Measurements measurements_from_text(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Byte offset -> line:column.
+    const size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    int line = 1, col = 1;
+    for (size_t i = 0; i < at; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    const auto pos = what.find("syntax error");
+    throw InputError({file, line, col}, "", "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw InputError({file, 0, 0}, "", std::string("not valid JSON: ") + e.what());
+  }
+  return measurements_from_json(j, file);
+}
+
+Measurements read_measurements(const std::string& path) {
+  if (!std::ifstream(path, std::ios::binary)) throw IoError("cannot read " + path);
+  return measurements_from_text(read_input_file(path), path);  // size cap, no directory (model/input_file.h)
+}
+}  // namespace tp

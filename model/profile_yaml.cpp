@@ -1,0 +1,223 @@
+// Hardware profile YAML: strict reading (unknown keys are errors with file:line:column) and writing.
+// The format is documented in docs/calibration.md, "The profile file".
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "errors.h"
+#include "hardware_profile.h"
+#include "scenario.h"
+#include "yaml_reader.h"
+
+namespace tp {
+
+namespace {
+
+void read_gemm(MapReader& r, HardwareProfile& p) {
+  if (!r.has("gemm")) return;
+  MapReader g(r.node("gemm"), r.field("gemm"), r.file());
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const char* name = to_string(static_cast<Precision>(i));
+    if (!g.has(name)) continue;
+    MapReader c(g.node(name), g.field(name), g.file());
+    GemmModel& m = p.gemm[static_cast<size_t>(i)];
+    m.efficiency = c.number("efficiency", m.efficiency, 0.01, 1.0);
+    m.k_half = c.number("k_half", m.k_half, 0.0, 1e6);
+    m.latency = Seconds(c.quantity("latency", Dim::seconds, m.latency.value));
+    m.bandwidth_efficiency = c.number("bandwidth_efficiency", m.bandwidth_efficiency, 0.01, 1.0);
+    c.finish();
+  }
+  g.finish();
+}
+
+Precision precision_named(MapReader& r, const std::string& key) {
+  return r.choice(key, Precision::bf16,
+                  {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"fp16", Precision::fp16},
+                   {"bf16", Precision::bf16}, {"fp8", Precision::fp8}});
+}
+
+void read_gemm_measured(MapReader& r, HardwareProfile& p) {
+  if (!r.has("gemm_measured")) return;
+  const YAML::Node list = r.node("gemm_measured");
+  if (!list.IsSequence()) r.fail("gemm_measured", "expected a list of {dtype, m, n, k, time}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    MapReader e(list[i], r.field("gemm_measured") + "[" + std::to_string(i) + "]", r.file());
+    MeasuredGemm g;
+    g.dtype = precision_named(e, "dtype");
+    g.m = e.integer("m", 0, 1, std::int64_t(1) << 40);
+    g.n = e.integer("n", 0, 1, std::int64_t(1) << 40);
+    g.k = e.integer("k", 0, 1, std::int64_t(1) << 40);
+    if (!e.has("time")) e.fail("time", "missing");
+    g.time = Seconds(e.quantity("time", Dim::seconds, 0.0, 1e-9));
+    e.finish();
+    p.gemm_measured.push_back(g);
+  }
+  p.normalize_measured_gemms();
+}
+
+void read_attention_curve(MapReader& a, const char* key, AttentionCurve& c) {
+  if (!a.has(key)) return;
+  const YAML::Node n = a.node(key);
+  if (n.IsScalar()) {  // a constant efficiency
+    c = {a.number(key, c.max_efficiency, 0.01, 1.0), 0, 0, 0};
+    return;
+  }
+  MapReader m(n, a.field(key), a.file());
+  c.max_efficiency = m.number("max_efficiency", c.max_efficiency, 0.01, 1.0);
+  c.seq_half = m.number("seq_half", c.seq_half, 0.0, 1e7);
+  c.head_dim_half = m.number("head_dim_half", c.head_dim_half, 0.0, 1e5);
+  c.causal_seq_half = m.number("causal_seq_half", c.causal_seq_half, 0.0, 1e7);
+  m.finish();
+}
+
+void read_attention(MapReader& r, HardwareProfile& p) {
+  if (!r.has("attention")) return;
+  MapReader a(r.node("attention"), "attention", r.file());
+  read_attention_curve(a, "forward", p.attention_forward);
+  read_attention_curve(a, "backward", p.attention_backward);
+  p.attention_unfused = a.number("unfused", p.attention_unfused, 0.01, 1.0);
+  a.finish();
+}
+
+void read_kernels(MapReader& r, HardwareProfile& p) {
+  if (!r.has("kernel_efficiency")) return;
+  MapReader k(r.node("kernel_efficiency"), "kernel_efficiency", r.file());
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const char* name = to_string(static_cast<KernelClass>(i));
+    p.kernel_efficiency[static_cast<size_t>(i)] = k.number(name, 0.0, 0.0, 1.0);
+  }
+  k.finish();
+}
+
+void read_tier(MapReader& r, const char* key, CollectiveTierProfile& t) {
+  if (!r.has(key)) return;
+  MapReader c(r.node(key), r.field(key), r.file());
+  t.bandwidth_efficiency = c.number("bandwidth_efficiency", t.bandwidth_efficiency, 0.01, 1.5);
+  t.latency = Seconds(c.quantity("latency", Dim::seconds, t.latency.value));
+  c.finish();
+}
+
+void read_rest(MapReader& r, HardwareProfile& p) {
+  p.memory_efficiency = r.number("memory_efficiency", p.memory_efficiency, 0.01, 1.0);
+  p.kernel_launch = Seconds(r.quantity("kernel_launch", Dim::seconds, p.kernel_launch.value));
+  if (r.has("collectives")) {
+    MapReader c(r.node("collectives"), "collectives", r.file());
+    read_tier(c, "intra_node", p.intra_node);
+    read_tier(c, "inter_node", p.inter_node);
+    c.finish();
+  }
+  p.pcie_efficiency = r.number("pcie_efficiency", p.pcie_efficiency, 0.01, 1.0);
+  if (r.has("power")) {
+    MapReader w(r.node("power"), "power", r.file());
+    p.idle_power = Watts(w.quantity("idle", Dim::watts, p.idle_power.value));
+    p.busy_power_fraction = w.number("busy_fraction", p.busy_power_fraction, 0.01, 1.5);
+    w.finish();
+  }
+}
+
+HardwareProfile profile_from_node(const YAML::Node& root, const std::string& name, const GpuSpec& gpu) {
+  HardwareProfile p = default_profile(gpu);
+  p.name = name;
+  MapReader r(root, "", name);
+  p.gpu = r.string("gpu", p.gpu);
+  read_gemm(r, p);
+  read_gemm_measured(r, p);
+  read_attention(r, p);
+  read_kernels(r, p);
+  read_rest(r, p);
+  (void)r.node("provenance");  // where the profile came from, informational
+  (void)r.node("fit");         // fit-quality report written by `calibrate fit`, informational
+  r.finish();
+  if (!p.gpu.empty() && !gpu.key.empty() && p.gpu != gpu.key) {
+    throw InputError(location_of(root["gpu"], name), "gpu",
+                     "the profile describes '" + p.gpu + "' but the scenario's GPU is '" + gpu.key + "'");
+  }
+  return p;
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string curve_yaml(const AttentionCurve& c) {
+  return "{max_efficiency: " + fmt(c.max_efficiency) + ", seq_half: " + fmt(c.seq_half) +
+         ", head_dim_half: " + fmt(c.head_dim_half) + ", causal_seq_half: " + fmt(c.causal_seq_half) + "}";
+}
+
+void write_gemm(std::ostream& out, const HardwareProfile& p) {
+  out << "gemm:  # t = latency + smooth_max(2MNK / (peak eff K/(K+k_half)), bytes / (bw_eff HBM))\n";
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const GemmModel& m = p.gemm[static_cast<size_t>(i)];
+    out << "  " << to_string(static_cast<Precision>(i)) << ": {efficiency: " << fmt(m.efficiency)
+        << ", k_half: " << fmt(m.k_half) << ", latency: " << fmt(m.latency.value * 1e6)
+        << " us, bandwidth_efficiency: " << fmt(m.bandwidth_efficiency) << "}\n";
+  }
+  if (p.gemm_measured.empty()) return;
+  out << "gemm_measured:  # exact shapes: gemm_seconds returns these times\n";
+  for (const MeasuredGemm& g : p.gemm_measured) {
+    out << "  - {dtype: " << to_string(g.dtype) << ", m: " << g.m << ", n: " << g.n << ", k: " << g.k
+        << ", time: " << fmt(g.time.value * 1e6) << " us}\n";
+  }
+}
+
+void write_kernels(std::ostream& out, const HardwareProfile& p) {
+  bool any = false;
+  for (double e : p.kernel_efficiency) any = any || e > 0;
+  if (!any) return;
+  out << "kernel_efficiency:  # achieved / datasheet HBM bandwidth per kernel class\n";
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const double e = p.kernel_efficiency[static_cast<size_t>(i)];
+    if (e > 0) out << "  " << to_string(static_cast<KernelClass>(i)) << ": " << fmt(e) << "\n";
+  }
+}
+
+}  // namespace
+
+HardwareProfile load_profile(const std::string& path, const GpuSpec& gpu) {
+  return profile_from_node(load_yaml_file(path), path, gpu);
+}
+
+HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(SourceLocation{name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+  return profile_from_node(root, name, gpu);
+}
+
+std::string profile_yaml(const HardwareProfile& p) {
+  std::ostringstream out;
+  out << "# trainplan hardware profile (docs/calibration.md)\n";
+  out << "gpu: " << (p.gpu.empty() ? "\"\"" : p.gpu) << "\n";
+  write_gemm(out, p);
+  out << "attention:\n  forward: " << curve_yaml(p.attention_forward) << "\n  backward: "
+      << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
+  out << "memory_efficiency: " << fmt(p.memory_efficiency) << "\n";
+  write_kernels(out, p);
+  out << "kernel_launch: " << fmt(p.kernel_launch.value * 1e6) << " us\n";
+  out << "collectives:\n";
+  out << "  intra_node: {bandwidth_efficiency: " << fmt(p.intra_node.bandwidth_efficiency)
+      << ", latency: " << fmt(p.intra_node.latency.value * 1e6) << " us}\n";
+  out << "  inter_node: {bandwidth_efficiency: " << fmt(p.inter_node.bandwidth_efficiency)
+      << ", latency: " << fmt(p.inter_node.latency.value * 1e6) << " us}\n";
+  out << "pcie_efficiency: " << fmt(p.pcie_efficiency) << "\n";
+  out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction) << "}\n";
+  return out.str();
+}
+
+void save_profile(const HardwareProfile& p, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw IoError("cannot write " + tmp);
+    out << profile_yaml(p);
+    if (!out) throw IoError("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path);
+}
+
+}  // namespace tp
