@@ -7,16 +7,16 @@ double norm_params(const ModelSpec& m) {
   return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
 }
 
-Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv) {
+Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
   Op op;
   op.name = name;
   op.kind = OpKind::norm;
   op.block = block;
   op.params_replicated = norm_params(m);
   op.flops_split = TpSplit::seq_tp;
-  op.saved_bytes = s * static_cast<double>(m.hidden) * bpv;  // its input
+  op.saved_bytes = s * static_cast<double>(m.hidden) * saved_per_element;  // its input (and eager copies)
   op.saved_split = TpSplit::seq_tp;
-  op.bytes_moved = 2.0 * op.saved_bytes;  // read x, write y
+  op.bytes_moved = 2.0 * s * static_cast<double>(m.hidden) * bpv;  // read x, write y
   return op;
 }
 
@@ -57,24 +57,24 @@ Op elementwise_op(const char* name, Block block, double saved, TpSplit split, do
   return op;
 }
 
-// Bytes the activation function keeps besides the second GEMM's input (which fc2 keeps):
-// GELU and squared ReLU keep their input; SwiGLU keeps gate, up and silu(gate); ReLU needs only its
-// output, which is fc2's input. (Korthikanti Table 2 for GELU; the Ultra-Scale Playbook widget for SwiGLU.)
-double activation_fn_width(Activation a) {
-  switch (a) {
-    case Activation::gelu:
-    case Activation::relu2: return 1.0;
-    case Activation::swiglu: return 3.0;
-    case Activation::relu: return 0.0;
-  }
-  return 1.0;
-}
-
 double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
 
 }  // namespace
 
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
+  TrainingSpec t;
+  t.precision = precision;
+  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m));
+}
+
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t) {
+  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m));
+}
+
+// Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
+// Korthikanti's Table 2.
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
+                       const SavedTensorRules& r) {
   OpGraph g;
   const double s = static_cast<double>(seq);
   const double h = static_cast<double>(m.hidden);
@@ -84,12 +84,14 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   const double bpv = stored_bytes(precision);
   const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
   const double v = static_cast<double>(m.vocab);
-  g.layer_input_bytes = s * h * bpv;
+  g.layer_input_bytes = s * h * r.residual;
+  const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;   // modules reading the norm output
+  const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
 
   // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
   auto& L = g.layer;
-  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv));
-  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * bpv,
+  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
+  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   {
     Op core;
@@ -120,14 +122,14 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
-  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv));
+  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv, r.norm));
   if (!m.moe.enabled()) {
     const double f = static_cast<double>(m.ffn_hidden);
-    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * bpv,
-                        TpSplit::seq_tp));
-    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * bpv * activation_fn_width(m.activation),
-                               TpSplit::tp, s * f * bpv * (fc1_width(m.activation) + 1.0)));
-    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * bpv, TpSplit::tp));
+    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
+                        s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
+    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
+                               s * f * bpv * (fc1_width(m.activation) + 1.0)));
+    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
   } else {
     const double e = static_cast<double>(m.moe.experts);
     const double k = static_cast<double>(m.moe.top_k);
@@ -147,7 +149,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
     fc1.bwd_flops = 2.0 * fc1.fwd_flops;
     L.push_back(fc1);
-    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * bpv * activation_fn_width(m.activation),
+    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
                             TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
     act.expert = true;
     L.push_back(act);
@@ -174,21 +176,23 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
     emb.flops_split = TpSplit::seq_tp;
     g.embedding.push_back(emb);
-    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv));
+    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv, r.norm));
     g.embedding.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
     if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
   }
 
   // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
-  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv));
+  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv, r.norm));
   {
-    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * bpv, TpSplit::seq_tp);
+    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.gemm_input, TpSplit::seq_tp);
     if (m.tied_embeddings) {
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }
     g.head.push_back(out);
-    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * 4.0, TpSplit::tp, 3.0 * s * v * 4.0));
+    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, 3.0 * s * v * 4.0));
     g.head.back().kind = OpKind::loss;
+    g.head.back().working_forward = s * v * r.loss_forward_extra;
+    g.head.back().working_backward = s * v * r.loss_backward_extra;
   }
   return g;
 }

@@ -369,7 +369,7 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
     }
     if (!ts.graph_valid || ts.graph_base != &base.scenario || ts.graph_seq != s.training.sequence_length ||
         ts.graph_precision != s.training.precision || ts.graph_flash != s.training.flash_attention) {
-      ts.graph = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+      ts.graph = build_op_graph(s.model, s.training);
       ts.graph_valid = true;
       ts.graph_base = &base.scenario;
       ts.graph_seq = s.training.sequence_length;
