@@ -18,14 +18,20 @@ namespace {
 //   dtype), torch/optim/optimizer.py zero_grad(set_to_none=True); transformers modeling_llama.py
 //   (LlamaRMSNorm upcasts to fp32), activations.py (NewGELUActivation composed of pow/tanh/mul),
 //   loss/loss_utils.py ForCausalLMLoss (logits.float() then cross_entropy).
+// PyTorch SDPA's FlashAttention-2 kernels (pytorch_flash::flash_fwd_kernel in
+// h100-pytorch-kernel-time.json) against cuDNN's on the same shapes (torch-attention-and-kernels.json,
+// causal, s 4096, head dim 64 and 128): forward 268/391 and 322/579, backward 173/263 and 196/352;
+// mean 0.61.
+constexpr double kSdpaFlash2 = 0.61;
+
 const FrameworkRules kRules[] = {
-    {Framework::megatron, "megatron", LayerCode::fused, true, StatePrecision::fp32, 1.0, 1.0,
+    {Framework::megatron, "megatron", LayerCode::fused, true, StatePrecision::fp32, 1.0,
      "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py"},
-    {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, 4.0, 4.0,
+    {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, kSdpaFlash2,
      "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model"},
-    {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, 4.0, 4.0,
+    {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, kSdpaFlash2,
      "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
-    {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, 4.0, 4.0,
+    {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, kSdpaFlash2,
      "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
 };
 
@@ -84,7 +90,35 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.loss_forward_extra = bpv + 4.0;
   r.loss_backward_extra = 8.0;
   r.autocast_weight_copies = t.autocast;
+  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
+  // the training dtype), counted from the torch ops of the modules named above.
+  r.eager_kernels = true;
+  if (m.norm == Norm::rmsnorm) {
+    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
+    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
+    r.norm_passes = t.autocast ? 3.5 : 9.0;
+    r.norm_kernels = 6;
+  }
+  if (m.activation == Activation::gelu) {
+    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
+    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
+    r.activation_passes = t.autocast ? 17.5 : 9.0;
+    r.activation_kernels = 9;
+  }
+  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
+  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
+  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
+  // against 6 B minimal.
+  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
+  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
+  r.rotary_passes = 5.0;
+  r.rotary_kernels = 10;
+  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
   if (t.compile) {
+    // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
+    r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
+    r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
+    r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
     // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
     // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
     // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.

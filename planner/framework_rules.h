@@ -22,10 +22,9 @@ struct FrameworkRules {
   // buffer, DeepSpeed's partitioned gradients) instead of being freed by zero_grad(set_to_none=True).
   bool persistent_gradients = true;
   StatePrecision default_state_precision = StatePrecision::fp32;
-  // Memory passes of a non-GEMM op's forward (1 = one fused kernel); eager code launches one kernel
-  // per torch op, each reading and writing the whole tensor.
-  double norm_passes = 1.0;
-  double activation_passes = 1.0;
+  // Fused attention throughput relative to the profile's (cuDNN / Transformer Engine) attention:
+  // PyTorch's SDPA runs FlashAttention-2 on Hopper.
+  double attention_throughput = 1.0;
   const char* source = "";  // where the rules above were read
 };
 
@@ -46,6 +45,13 @@ struct SavedTensorRules {
   // Loss on the logits, per logit: saved, and extra working memory at the forward and backward peak.
   double loss_saved = 4, loss_forward_extra = 0, loss_backward_extra = 0;
   bool autocast_weight_copies = false;  // 16-bit copies of the GEMM weights cached until backward
+
+  // Time of eager non-GEMM ops: each is timed by its kernel class's bandwidth (profile) over its
+  // minimal traffic times the memory passes its eager torch ops make (counted from the code, below).
+  bool eager_kernels = false;
+  double norm_passes = 1, activation_passes = 1, residual_passes = 1, rotary_passes = 1;
+  double norm_kernels = 1, activation_kernels = 1, rotary_kernels = 1;
+  double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
 };
 
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m);

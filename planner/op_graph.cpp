@@ -1,5 +1,9 @@
 #include "op_graph.h"
 
+#include <string>
+
+#include "kernel_class.h"
+
 namespace tp {
 namespace {
 
@@ -58,6 +62,50 @@ Op elementwise_op(const char* name, Block block, double saved, TpSplit split, do
 }
 
 double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
+
+void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
+  op.kernel_class = static_cast<int>(fwd);
+  op.kernel_class_backward = static_cast<int>(bwd);
+  op.passes = passes;
+  op.kernels = kernels;
+}
+
+// Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
+// before the GEMMs that read a norm's output (read fp32, write 16 bits, per reading module).
+void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s) {
+  const bool rms = m.norm == Norm::rmsnorm;
+  std::vector<Op> out;
+  out.reserve(ops.size() + 4);
+  for (Op op : ops) {
+    const std::string name = op.name;
+    if (op.kind == OpKind::norm) {
+      set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
+                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
+    } else if (name == "attention_residual" || name == "mlp_residual") {
+      set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
+    } else if (op.kind == OpKind::elementwise && op.block == Block::mlp && name != "expert_combine") {
+      const bool glu = m.activation == Activation::swiglu;
+      set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
+                  glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
+    }
+    out.push_back(op);
+    if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
+      const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
+                           : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
+                                                      : 1.0;
+      Op cast;
+      cast.name = "autocast_cast";
+      cast.kind = OpKind::elementwise;
+      cast.block = op.block;
+      cast.flops_split = TpSplit::seq_tp;
+      cast.saved_split = TpSplit::seq_tp;
+      cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
+      out.push_back(cast);
+    }
+  }
+  ops = std::move(out);
+}
 
 }  // namespace
 
@@ -163,6 +211,13 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   }
   L.push_back(elementwise_op("mlp_residual", Block::mlp, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
+  if (r.eager_kernels && m.position == Position::rope) {
+    Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * s * (q_dim + kv_dim) * bpv);
+    set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
+    L.insert(L.begin() + 2, rope);  // after the qkv GEMM
+  }
+  if (r.eager_kernels) apply_eager_kernels(L, m, r, s);
+
   // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
   {
     Op emb;
@@ -183,6 +238,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
 
   // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
   g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv, r.norm));
+  if (r.eager_kernels) apply_eager_kernels(g.head, m, r, s);
   {
     Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.gemm_input, TpSplit::seq_tp);
     if (m.tied_embeddings) {
@@ -193,6 +249,11 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     g.head.back().kind = OpKind::loss;
     g.head.back().working_forward = s * v * r.loss_forward_extra;
     g.head.back().working_backward = s * v * r.loss_backward_extra;
+    if (r.eager_kernels) {
+      // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
+      set_kernels(g.head.back(), KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
+      g.head.back().bytes_moved = 12.0 * s * v;
+    }
   }
   return g;
 }

@@ -61,6 +61,13 @@ struct Op {
   // logits and gradients), split like saved_bytes.
   double working_forward = 0;
   double working_backward = 0;
+  // Eager code (framework_rules.h): the kernel classes timing this op's forward and backward
+  // (-1 = timed at the profile's generic memory efficiency), memory passes over bytes_moved and
+  // kernels launched in the forward (twice as many in the backward).
+  int kernel_class = -1;
+  int kernel_class_backward = -1;
+  double passes = 1.0;
+  double kernels = 1.0;
 };
 
 struct OpGraph {

@@ -11,6 +11,8 @@
 #include <map>
 
 #include "estimate.h"
+#include "hardware_profile.h"
+#include "step_time.h"
 #include "scenario.h"
 #include "tests/test_support.h"
 
@@ -118,6 +120,32 @@ TEST(PytorchH100, PeakAllocatedMemoryAndOutOfMemoryVerdict) {
   print_summary("memory (total - overhead vs peak allocated)", rows, mean, worst);
   EXPECT_LE(mean, 0.03);
   EXPECT_LE(worst, 0.06);
+}
+
+// Step time against the median measured step, with the default Hopper profile (no fitted H100 profile
+// is committed yet). Target of the issue: mean <= 5 %, max <= 10 %. Reached (and asserted, so that a
+// regression fails): mean <= 11 %, max <= 26 %; the GPT-2 autocast cases are the largest misses (their
+// fp32 elementwise chains and gradient casts at dtype boundaries are under-counted), see docs/model.md §20.
+TEST(PytorchH100, StepTime) {
+  const YAML::Node index = YAML::LoadFile(test::source_path(kDir + "index.yaml"));
+  std::vector<Row> rows;
+  std::printf("\n%-30s %12s %12s %8s\n", "case", "measured s", "predicted s", "error");
+  for (const YAML::Node& run : index["runs"]) {
+    if (run["oom"]) continue;
+    const std::string file = run["scenario"].as<std::string>();
+    const Scenario s = case_scenario(file);
+    const OpGraph g = build_op_graph(s.model, s.training);
+    const Estimate e = estimate(s, g);
+    const StepTime t = step_time(s, g, e, profile_for(s));
+    rows.push_back({file, t.step.value, run["step_seconds"].as<double>()});
+    std::printf("%-30s %12.4f %12.4f %7.2f%%\n", file.c_str(), rows.back().measured, rows.back().predicted,
+                100 * rows.back().error());
+  }
+  ASSERT_EQ(rows.size(), 7u);
+  double mean = 0, worst = 0;
+  print_summary("step time (median measured step)", rows, mean, worst);
+  EXPECT_LE(mean, 0.11);
+  EXPECT_LE(worst, 0.26);
 }
 
 }  // namespace
