@@ -272,14 +272,18 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     r.dp_buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
     const double gather =
         p.zero >= 1 ? collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value : 0.0;
-    if (p.zero >= 1) {
-      dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
-      r.dp_gather = Seconds(gather);
-    }
+    if (p.zero >= 1) r.dp_gather = Seconds(gather);
+    if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
     if (p.zero == 3) {
-      // Every micro-batch gathers the weights for forward and again for backward, prefetched a layer ahead.
-      const double per_mb = 2.0 * gather;
-      dp_exposed += m * (p.overlap_param_gather ? std::max(0.0, per_mb - (worst_f + worst_b)) : per_mb);
+      // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
+      // and again for backward, and the gradients are reduce-scattered. Bounded overlap: what overlaps
+      // hides at most behind the step's compute, the rest is exposed (docs/model.md §15); per-GPU
+      // traffic does not shrink as GPUs are added, the compute per GPU does.
+      const double gathers = m * 2.0 * gather;
+      const double hidden_traffic = (p.overlap_param_gather ? gathers : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
+      const double exposed_traffic = (p.overlap_param_gather ? 0.0 : gathers) + (p.overlap_grad_reduce ? 0.0 : reduce);
+      const double window = m * (worst_f + worst_b);
+      dp_exposed = exposed_traffic + std::max(hidden_traffic - window, p.overlap_grad_reduce ? last_bucket : 0.0);
     }
   }
 
