@@ -114,7 +114,10 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.rotary_passes = 5.0;
   r.rotary_kernels = 10;
   r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
+  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
+  r.casts_after_activation = t.autocast && m.activation == Activation::gelu ? 1.0 : 0.0;
   if (t.compile) {
+    r.casts_after_activation = 0.0;
     // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
     r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
     r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;

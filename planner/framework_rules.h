@@ -52,6 +52,7 @@ struct SavedTensorRules {
   double norm_passes = 1, activation_passes = 1, residual_passes = 1, rotary_passes = 1;
   double norm_kernels = 1, activation_kernels = 1, rotary_kernels = 1;
   double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
+  double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
 };
 
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m);

@@ -89,6 +89,14 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
                   glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
     }
     out.push_back(op);
+    if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
+      Op cast = op;
+      cast.name = "autocast_cast_activation";
+      cast.saved_bytes = 0;
+      cast.bytes_moved = s * static_cast<double>(op.expert ? m.moe.expert_ffn_hidden : m.ffn_hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, 1);
+      out.push_back(cast);
+    }
     if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
       const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
                            : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
