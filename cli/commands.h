@@ -40,6 +40,8 @@ struct ValidationRow {
 };
 std::vector<ValidationRow> validation_rows(const std::string& dir);
 int run_validate(const std::string& dir);
+// The real H100 PyTorch steps of dir/h100-pytorch (printed after the published runs).
+int run_validate_h100_pytorch(const std::string& dir);
 int run_catalog(const std::string& what, const std::string& format);
 
 struct SweepCommandOptions {

@@ -55,7 +55,7 @@ int run_validate(const std::string& dir) {
   }
   std::printf("step time: mean absolute error %.1f%%, max %.1f%% over %zu runs\n", 100 * sum / rows.size(), 100 * worst,
               rows.size());
-  return 0;
+  return run_validate_h100_pytorch(dir);
 }
 
 }  // namespace tp

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "scenario.h"
 
@@ -73,6 +74,20 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = {0.40, 0, 0, 0};
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
+  // ---- Hopper kernel-class efficiencies (Hopper GPUs without a measured profile of their own) ----
+  // Achieved GB/s of PyTorch's kernels on one H100 SXM at the largest measured size
+  // (shared/measurements/h100-sxm/torch-attention-and-kernels.json, scripts/fused_ref.py) divided by
+  // the 3.35 TB/s datasheet bandwidth. rotary has no measurement: memory_efficiency.
+  if (gpu.generation == "hopper") {
+    const std::pair<KernelClass, double> measured_gbps[] = {
+        {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
+        {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
+        {KernelClass::swiglu_fwd, 1067}, {KernelClass::swiglu_bwd, 899}, {KernelClass::residual_add, 2962},
+        {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709},
+        {KernelClass::adamw, 2517}};
+    for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
+  }
+  // ---- end of Hopper kernel-class block ----
   return p;
 }
 

@@ -117,10 +117,29 @@ TrainingSpec read_training(MapReader& r) {
   if (!by_sequences && !by_tokens) t.global_batch = 0;  // resolve_layout(): micro_batch x dp
   t.tokens = at_most(r, "tokens", r.quantity("tokens", Dim::count, 1e12, 0.0), kMaxTokens);
   t.precision = read_precision(r, "precision", t.precision);
-  std::string master = r.choice<std::string>("master_weights", "fp32", {{"none", "none"}, {"fp32", "fp32"}});
+  // Framework and torch settings first: they set the defaults of the keys below (docs/model.md, "Frameworks").
+  t.framework = r.choice("framework", t.framework,
+                         {{"megatron", Framework::megatron}, {"deepspeed", Framework::deepspeed},
+                          {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
+  t.autocast = r.boolean("autocast", t.autocast);
+  t.compile = r.boolean("compile", t.compile);
+  if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
+    r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
+                           " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");
+  }
+  if (t.compile && t.framework != Framework::pytorch && t.framework != Framework::fsdp) {
+    r.fail("compile", std::string("is a torch.compile setting; ") + to_string(t.framework) + " does not use it");
+  }
+  // Plain PyTorch keeps no master copy: a model cast to 16 bits trains in 16 bits, and under autocast
+  // the fp32 parameters are the master (PyTorch AMP docs, "Automatic Mixed Precision").
+  const bool own_master = t.framework == Framework::pytorch || t.autocast;
+  std::string master =
+      r.choice<std::string>("master_weights", own_master ? "none" : "fp32", {{"none", "none"}, {"fp32", "fp32"}});
+  if (t.autocast && master == "fp32") r.fail("master_weights", "autocast keeps fp32 parameters: they are the master copy");
   t.master_weights = master == "fp32";
   Precision same = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
   if (same == Precision::tf32) same = Precision::fp32;
+  if (t.autocast) same = Precision::fp32;  // gradients take the fp32 parameters' dtype
   t.grad_precision = r.choice(
       "grad_precision", same,
       {{"same", same}, {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}});
@@ -129,6 +148,11 @@ TrainingSpec read_training(MapReader& r) {
                           {"adamw", Optimizer::adamw}, {"adafactor", Optimizer::adafactor},
                           {"adam8bit", Optimizer::adam8bit}, {"lion", Optimizer::lion}});
   t.flash_attention = r.boolean("flash_attention", t.flash_attention);
+  // torch.optim.AdamW/SGD keep states like the parameter ("same"); Megatron, DeepSpeed and FSDP keep them in fp32.
+  t.optimizer_state_precision =
+      r.choice("optimizer_state_precision",
+               t.framework == Framework::pytorch ? StatePrecision::same : StatePrecision::fp32,
+               {{"fp32", StatePrecision::fp32}, {"same", StatePrecision::same}});
   return t;
 }
 

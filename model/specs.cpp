@@ -81,4 +81,14 @@ const char* to_string(RecomputeMode r) {
   return "?";
 }
 
+const char* to_string(Framework f) {
+  switch (f) {
+    case Framework::megatron: return "megatron";
+    case Framework::deepspeed: return "deepspeed";
+    case Framework::fsdp: return "fsdp";
+    case Framework::pytorch: return "pytorch";
+  }
+  return "?";
+}
+
 }  // namespace tp

@@ -27,11 +27,16 @@ enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
 enum class RecomputeMode { none, selective, full, every };
 enum class OffloadTarget { none, cpu };
+// The training framework whose memory layout and kernels the plan follows (rules: planner/framework_rules.h).
+enum class Framework { megatron, deepspeed, fsdp, pytorch };
+// Dtype of the optimizer states: fp32, or the parameters' own dtype (`same`, PyTorch's AdamW default).
+enum class StatePrecision { fp32, same };
 
 const char* to_string(Activation a);
 const char* to_string(Optimizer o);
 const char* to_string(Schedule s);
 const char* to_string(RecomputeMode r);
+const char* to_string(Framework f);
 
 struct MoeSpec {
   int experts = 0;  // 0 = dense model
@@ -107,6 +112,10 @@ struct TrainingSpec {
   Precision grad_precision = Precision::bf16;  // gradient buffer (Megatron: fp32)
   Optimizer optimizer = Optimizer::adamw;
   bool flash_attention = true;
+  Framework framework = Framework::megatron;
+  bool autocast = false;  // torch.autocast: fp32 parameters, GEMMs in `precision` on cached 16-bit copies
+  bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
+  StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
 };
 
 // Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with

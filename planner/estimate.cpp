@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "format_units.h"
+#include "framework_rules.h"
 
 namespace tp {
 namespace {
@@ -18,6 +19,7 @@ struct ParamShare {
   double dense = 0;   // per GPU, non-expert
   double expert = 0;  // per GPU, expert
   double adafactor_state = 0;  // bytes of factored second moments for these parameters
+  double gemm = 0;  // per GPU, weights of GEMMs (what autocast casts to 16 bits)
   double total() const { return dense + expert; }
 };
 
@@ -28,6 +30,7 @@ ParamShare params_of(const std::vector<Op>& ops, const Layout& l) {
     const double split = op.params_split / l.tp / div;
     const double repl = op.params_replicated / div;
     (op.expert ? p.expert : p.dense) += split + repl;
+    if (op.kind == OpKind::gemm) p.gemm += split + repl;
     // Adafactor (Shazeer & Stern 2018): fp32 row + column statistics per matrix, full fp32
     // second moment for vectors.
     if (op.gemm_rows > 0) {
@@ -44,6 +47,7 @@ void add(ParamShare& a, const ParamShare& b, double k = 1.0) {
   a.dense += k * b.dense;
   a.expert += k * b.expert;
   a.adafactor_state += k * b.adafactor_state;
+  a.gemm += k * b.gemm;
 }
 
 // Activation bytes of an op list for one micro-batch on one GPU; `drop_scores` leaves out
@@ -61,6 +65,15 @@ double scores_of(const std::vector<Op>& ops, const Layout& l) {
   double bytes = 0;
   for (const Op& op : ops) {
     if (op.attention_scores) bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
+  }
+  return bytes * l.b / l.cp;
+}
+
+// Working memory beyond the saved bytes at the forward (or backward) peak of an op list.
+double working_of(const std::vector<Op>& ops, const Layout& l, bool backward) {
+  double bytes = 0;
+  for (const Op& op : ops) {
+    bytes += tp_share(backward ? op.working_backward : op.working_forward, op.saved_split, l.tp, l.sp);
   }
   return bytes * l.b / l.cp;
 }
@@ -88,6 +101,13 @@ double in_flight_chunks(const ParallelSpec& p, int stage, std::int64_t m) {
   return 1.0;
 }
 
+
+// Optimizer states kept in the parameters' dtype (`same`, torch.optim's zeros_like(param)) scale with
+// its bytes; fp32 states, and the int8 states of adam8bit, do not.
+double state_scale(const TrainingSpec& t, double weight_bytes) {
+  if (t.optimizer_state_precision != StatePrecision::same || t.optimizer == Optimizer::adam8bit) return 1.0;
+  return weight_bytes / 4.0;
+}
 
 }  // namespace
 
@@ -142,8 +162,7 @@ std::string violation_message(const Violation& v) {
 }
 
 Estimate estimate(const Scenario& s) {
-  return estimate(s, build_op_graph(s.model, s.training.sequence_length, s.training.precision,
-                                    s.training.flash_attention));
+  return estimate(s, build_op_graph(s.model, s.training));
 }
 
 Estimate estimate(const Scenario& s, const OpGraph& g) {
@@ -216,10 +235,17 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
     head_params.adafactor_state += 4.0 * (v + h / p.tp);
   }
 
-  const double wb = stored_bytes(t.precision);
+  const FrameworkRules& fw = framework_rules(t.framework);
+  const double wb = t.autocast ? 4.0 : stored_bytes(t.precision);  // autocast keeps fp32 parameters
   const double gb = element_bytes(t.grad_precision);
   const double mb = master_bytes(t);
-  const double ob = optimizer_bytes_per_param(t.optimizer);
+  const double ob = optimizer_bytes_per_param(t.optimizer) * state_scale(t, wb);
+  const double copy_bytes = saved_tensor_rules(t, s.model).autocast_weight_copies ? 2.0 : 0.0;
+  // Autocast's cached 16-bit weights are kept for backward by the GEMMs that used them, unless the
+  // layers are recomputed (then only until the autocast region ends with the forward pass).
+  const bool copies_kept = p.recompute.mode == RecomputeMode::none || p.recompute.mode == RecomputeMode::selective;
+  const double work_fwd = working_of(g.head, l, false);
+  const double work_bwd = working_of(g.head, l, true);
   const double shard = static_cast<double>(p.dp) * p.cp;  // Megatron shards over the data x context group
   const double expert_shard = std::max(1.0, shard / p.ep);
   const double act_layer_full = saved_of(g.layer, l, false);
@@ -282,6 +308,10 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
     if (first) acts += b.in_flight * act_emb;
     if (last) acts += (p.pp > 1 ? b.in_flight : 1.0) * act_head;
 
+    // Autocast's 16-bit weight copies of this stage's GEMMs (the tied output layer casts the embedding).
+    double copies = copy_bytes * ps.gemm;
+    if (last && s.model.tied_embeddings && p.pp == 1) copies += copy_bytes * static_cast<double>(s.model.vocab) * s.model.hidden / p.tp;
+
     // Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered layers.
     double buffers = recompute_working_set;
     if (p.pp > 1) buffers += 2.0 * boundary;
@@ -300,6 +330,25 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
       weights = 0;
     }
 
+    if (!fw.persistent_gradients) {
+      // Gradients are freed by zero_grad(set_to_none=True) and exist only from the backward pass on:
+      // the peak is the largest of the loss's forward peak (activations, weight copies, logits), its
+      // backward peak (before any gradient exists), the recompute of a layer, and the end of the
+      // backward pass (all gradients, activations gone). The breakdown is the one at that peak.
+      const double loss_fwd = acts + copies + (last ? work_fwd : 0.0);
+      const double loss_bwd = acts + (copies_kept ? copies : 0.0) + (last ? work_bwd : 0.0);
+      const double recompute_peak = acts + buffers;
+      const double phase = std::max({loss_fwd, loss_bwd, recompute_peak, grads});
+      if (phase == grads) {
+        acts = 0;
+        buffers = 0;
+      } else {
+        grads = 0;
+        buffers = phase - acts;
+      }
+    } else {
+      buffers += copies;
+    }
     const double tensors = weights + grads + master + optim + acts + buffers;
     b.weights = Bytes(weights);
     b.gradients = Bytes(grads);

@@ -1,5 +1,9 @@
 #include "op_graph.h"
 
+#include <string>
+
+#include "kernel_class.h"
+
 namespace tp {
 namespace {
 
@@ -7,16 +11,16 @@ double norm_params(const ModelSpec& m) {
   return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
 }
 
-Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv) {
+Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
   Op op;
   op.name = name;
   op.kind = OpKind::norm;
   op.block = block;
   op.params_replicated = norm_params(m);
   op.flops_split = TpSplit::seq_tp;
-  op.saved_bytes = s * static_cast<double>(m.hidden) * bpv;  // its input
+  op.saved_bytes = s * static_cast<double>(m.hidden) * saved_per_element;  // its input (and eager copies)
   op.saved_split = TpSplit::seq_tp;
-  op.bytes_moved = 2.0 * op.saved_bytes;  // read x, write y
+  op.bytes_moved = 2.0 * s * static_cast<double>(m.hidden) * bpv;  // read x, write y
   return op;
 }
 
@@ -57,24 +61,76 @@ Op elementwise_op(const char* name, Block block, double saved, TpSplit split, do
   return op;
 }
 
-// Bytes the activation function keeps besides the second GEMM's input (which fc2 keeps):
-// GELU and squared ReLU keep their input; SwiGLU keeps gate, up and silu(gate); ReLU needs only its
-// output, which is fc2's input. (Korthikanti Table 2 for GELU; the Ultra-Scale Playbook widget for SwiGLU.)
-double activation_fn_width(Activation a) {
-  switch (a) {
-    case Activation::gelu:
-    case Activation::relu2: return 1.0;
-    case Activation::swiglu: return 3.0;
-    case Activation::relu: return 0.0;
-  }
-  return 1.0;
+double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
+
+void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
+  op.kernel_class = static_cast<int>(fwd);
+  op.kernel_class_backward = static_cast<int>(bwd);
+  op.passes = passes;
+  op.kernels = kernels;
 }
 
-double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
+// Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
+// before the GEMMs that read a norm's output (read fp32, write 16 bits, per reading module).
+void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s) {
+  const bool rms = m.norm == Norm::rmsnorm;
+  std::vector<Op> out;
+  out.reserve(ops.size() + 4);
+  for (Op op : ops) {
+    const std::string name = op.name;
+    if (op.kind == OpKind::norm) {
+      set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
+                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
+    } else if (name == "attention_residual" || name == "mlp_residual") {
+      set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
+    } else if (op.kind == OpKind::elementwise && op.block == Block::mlp && name != "expert_combine") {
+      const bool glu = m.activation == Activation::swiglu;
+      set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
+                  glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
+    }
+    out.push_back(op);
+    if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
+      Op cast = op;
+      cast.name = "autocast_cast_activation";
+      cast.saved_bytes = 0;
+      cast.bytes_moved = s * static_cast<double>(op.expert ? m.moe.expert_ffn_hidden : m.ffn_hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, 1);
+      out.push_back(cast);
+    }
+    if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
+      const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
+                           : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
+                                                      : 1.0;
+      Op cast;
+      cast.name = "autocast_cast";
+      cast.kind = OpKind::elementwise;
+      cast.block = op.block;
+      cast.flops_split = TpSplit::seq_tp;
+      cast.saved_split = TpSplit::seq_tp;
+      cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
+      out.push_back(cast);
+    }
+  }
+  ops = std::move(out);
+}
 
 }  // namespace
 
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
+  TrainingSpec t;
+  t.precision = precision;
+  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m));
+}
+
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t) {
+  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m));
+}
+
+// Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
+// Korthikanti's Table 2.
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
+                       const SavedTensorRules& r) {
   OpGraph g;
   const double s = static_cast<double>(seq);
   const double h = static_cast<double>(m.hidden);
@@ -84,12 +140,14 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   const double bpv = stored_bytes(precision);
   const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
   const double v = static_cast<double>(m.vocab);
-  g.layer_input_bytes = s * h * bpv;
+  g.layer_input_bytes = s * h * r.residual;
+  const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;   // modules reading the norm output
+  const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
 
   // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
   auto& L = g.layer;
-  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv));
-  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * bpv,
+  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
+  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   {
     Op core;
@@ -120,14 +178,14 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
-  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv));
+  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv, r.norm));
   if (!m.moe.enabled()) {
     const double f = static_cast<double>(m.ffn_hidden);
-    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * bpv,
-                        TpSplit::seq_tp));
-    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * bpv * activation_fn_width(m.activation),
-                               TpSplit::tp, s * f * bpv * (fc1_width(m.activation) + 1.0)));
-    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * bpv, TpSplit::tp));
+    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
+                        s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
+    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
+                               s * f * bpv * (fc1_width(m.activation) + 1.0)));
+    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
   } else {
     const double e = static_cast<double>(m.moe.experts);
     const double k = static_cast<double>(m.moe.top_k);
@@ -147,7 +205,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
     fc1.bwd_flops = 2.0 * fc1.fwd_flops;
     L.push_back(fc1);
-    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * bpv * activation_fn_width(m.activation),
+    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
                             TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
     act.expert = true;
     L.push_back(act);
@@ -160,6 +218,13 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
   }
   L.push_back(elementwise_op("mlp_residual", Block::mlp, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
+
+  if (r.eager_kernels && m.position == Position::rope) {
+    Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * s * (q_dim + kv_dim) * bpv);
+    set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
+    L.insert(L.begin() + 2, rope);  // after the qkv GEMM
+  }
+  if (r.eager_kernels) apply_eager_kernels(L, m, r, s);
 
   // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
   {
@@ -174,21 +239,29 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
     emb.flops_split = TpSplit::seq_tp;
     g.embedding.push_back(emb);
-    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv));
+    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv, r.norm));
     g.embedding.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
     if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
   }
 
   // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
-  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv));
+  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv, r.norm));
+  if (r.eager_kernels) apply_eager_kernels(g.head, m, r, s);
   {
-    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * bpv, TpSplit::seq_tp);
+    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.gemm_input, TpSplit::seq_tp);
     if (m.tied_embeddings) {
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }
     g.head.push_back(out);
-    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * 4.0, TpSplit::tp, 3.0 * s * v * 4.0));
+    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, 3.0 * s * v * 4.0));
     g.head.back().kind = OpKind::loss;
+    g.head.back().working_forward = s * v * r.loss_forward_extra;
+    g.head.back().working_backward = s * v * r.loss_backward_extra;
+    if (r.eager_kernels) {
+      // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
+      set_kernels(g.head.back(), KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
+      g.head.back().bytes_moved = 12.0 * s * v;
+    }
   }
   return g;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "framework_rules.h"
 #include "specs.h"
 
 namespace tp {
@@ -56,6 +57,17 @@ struct Op {
   double saved_bytes = 0;  // bytes kept for backward
   TpSplit saved_split = TpSplit::tp;
   bool attention_scores = false;  // the s x s tensors that selective recompute drops
+  // Working memory beyond saved_bytes at this op's forward and backward peak (the eager loss's fp32
+  // logits and gradients), split like saved_bytes.
+  double working_forward = 0;
+  double working_backward = 0;
+  // Eager code (framework_rules.h): the kernel classes timing this op's forward and backward
+  // (-1 = timed at the profile's generic memory efficiency), memory passes over bytes_moved and
+  // kernels launched in the forward (twice as many in the backward).
+  int kernel_class = -1;
+  int kernel_class_backward = -1;
+  double passes = 1.0;
+  double kernels = 1.0;
 };
 
 struct OpGraph {
@@ -65,9 +77,13 @@ struct OpGraph {
   double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
 };
 
-// Builds the graph for sequences of `seq` tokens trained in `precision`.
+// Builds the graph for sequences of `seq` tokens trained in `precision` with Megatron's fused layer code.
 // `flash_attention` keeps only the log-sum-exp instead of the s x s score tensors.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention);
+// The same for the scenario's framework, autocast and compile settings (planner/framework_rules.h).
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t);
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
+                       const SavedTensorRules& rules);
 
 // Exact parameter count of the model (embeddings counted once when tied).
 double total_parameters(const ModelSpec& m);

@@ -3,8 +3,7 @@
 namespace tp {
 
 Plan make_plan(const Scenario& s, const HardwareProfile& hw) {
-  return make_plan(s, build_op_graph(s.model, s.training.sequence_length, s.training.precision,
-                                     s.training.flash_attention),
+  return make_plan(s, build_op_graph(s.model, s.training),
                    hw);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "collectives.h"
+#include "framework_rules.h"
 #include "gemm_time.h"
 
 namespace tp {
@@ -62,11 +63,13 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         // Causal masking: fused kernels skip the masked half of the score blocks.
         const double causal = fused ? 0.5 : 1.0;
         const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
-        // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal.
+        // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal, at the
+        // framework's attention kernel throughput relative to the profile's (framework_rules.h).
         const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
         const double hd = static_cast<double>(c.s.model.head_dim);
-        const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) : c.hw.attention_unfused;
-        const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) : c.hw.attention_unfused;
+        const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
+        const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
+        const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
         const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
         const double bwd = std::max(2.0 * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
         t.fwd += fwd;
@@ -77,6 +80,21 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
       }
       default: {
         if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
+        if (op.kernel_class >= 0) {
+          // Eager kernels (framework_rules.h): passes over the minimal traffic at the class's bandwidth;
+          // the backward moves 1.5x the forward's bytes (reads the output gradient and the input,
+          // writes the input gradient), as the class measurements count it (docs/model.md §20).
+          const double peak_bw = c.s.cluster.gpu.memory_bandwidth.value;
+          const double bytes = moved * op.passes;
+          const double fwd = bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class))) + launch * op.kernels;
+          const bool once = op.kind == OpKind::loss;  // the loss class is timed forward + backward together
+          const double bwd = once ? 0.0
+                                  : 1.5 * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class_backward))) +
+                                        2 * launch * op.kernels;
+          t.fwd += fwd;
+          t.bwd += bwd;
+          break;
+        }
         t.fwd += mem_time + launch;
         t.bwd += 2 * mem_time + launch;
         if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
@@ -258,14 +276,18 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     r.dp_buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
     const double gather =
         p.zero >= 1 ? collective_time(Collective::all_gather, Bytes(weight_bytes), dp_group, topo).time.value : 0.0;
-    if (p.zero >= 1) {
-      dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
-      r.dp_gather = Seconds(gather);
-    }
+    if (p.zero >= 1) r.dp_gather = Seconds(gather);
+    if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
     if (p.zero == 3) {
-      // Every micro-batch gathers the weights for forward and again for backward, prefetched a layer ahead.
-      const double per_mb = 2.0 * gather;
-      dp_exposed += m * (p.overlap_param_gather ? std::max(0.0, per_mb - (worst_f + worst_b)) : per_mb);
+      // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
+      // and again for backward, and the gradients are reduce-scattered. Bounded overlap: what overlaps
+      // hides at most behind the step's compute, the rest is exposed (docs/model.md §15); per-GPU
+      // traffic does not shrink as GPUs are added, the compute per GPU does.
+      const double gathers = m * 2.0 * gather;
+      const double hidden_traffic = (p.overlap_param_gather ? gathers : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
+      const double exposed_traffic = (p.overlap_param_gather ? 0.0 : gathers) + (p.overlap_grad_reduce ? 0.0 : reduce);
+      const double window = m * (worst_f + worst_b);
+      dp_exposed = exposed_traffic + std::max(hidden_traffic - window, p.overlap_grad_reduce ? last_bucket : 0.0);
     }
   }
 
@@ -274,6 +296,19 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
   const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
   double optimizer = shard * per_param / c.bw;
+  if (framework_rules(t.framework).layer_code == LayerCode::eager) {
+    // torch's fused AdamW: one pass reading and writing parameters and both states, reading gradients
+    // (the adamw kernel class: 7 x the parameter bytes with states in the parameter dtype).
+    const double wb = t.autocast ? 4.0 : stored_bytes(t.precision);
+    const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
+    optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
+  }
+  if (t.autocast) {
+    // Autocast casts every fp32 weight to 16 bits once per step (read 4, write 2 B) and each 16-bit
+    // weight gradient back to fp32 for accumulation (read 2, write 4 B).
+    optimizer += params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+                 params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
+  }
   if (p.offload_optimizer == OffloadTarget::cpu) {
     // Gradients go down and updated weights come up over PCIe; the CPU update itself at host
     // memory speed (~100 GB/s per node, shared by the node's GPUs).

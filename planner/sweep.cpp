@@ -19,6 +19,11 @@
 namespace tp {
 namespace {
 
+// What besides sequence, precision and flash attention decides the op graph's saved bytes and kernels.
+int graph_code_of(const TrainingSpec& t) {
+  return static_cast<int>(t.framework) * 4 + (t.autocast ? 2 : 0) + (t.compile ? 1 : 0);
+}
+
 std::int64_t parse_int(const Axis& a, const std::string& v, std::int64_t min) {
   char* end = nullptr;
   long long x = std::strtoll(v.c_str(), &end, 10);
@@ -192,6 +197,7 @@ struct ThreadState {
   std::int64_t graph_seq = 0;
   Precision graph_precision = Precision::bf16;
   bool graph_flash = true;
+  int graph_code = -1;  // framework, autocast and compile the graph was built for (framework_rules.h)
 
   Plan plan;  // reused for every point of this thread
 
@@ -380,13 +386,15 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
       return;
     }
     if (!ts.graph_valid || ts.graph_base != &base.scenario || ts.graph_seq != s.training.sequence_length ||
-        ts.graph_precision != s.training.precision || ts.graph_flash != s.training.flash_attention) {
-      ts.graph = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+        ts.graph_precision != s.training.precision || ts.graph_flash != s.training.flash_attention ||
+        ts.graph_code != graph_code_of(s.training)) {
+      ts.graph = build_op_graph(s.model, s.training);
       ts.graph_valid = true;
       ts.graph_base = &base.scenario;
       ts.graph_seq = s.training.sequence_length;
       ts.graph_precision = s.training.precision;
       ts.graph_flash = s.training.flash_attention;
+      ts.graph_code = graph_code_of(s.training);
     }
     make_plan_into(s, ts.graph, base.profile, ts.plan);
     const Plan& plan = ts.plan;

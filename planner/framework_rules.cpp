@@ -1,0 +1,138 @@
+#include "framework_rules.h"
+
+namespace tp {
+namespace {
+
+// One entry per framework. Sources (read with the project's code search; docs/model.md, "Frameworks"):
+// - megatron: megatron/core/distributed/param_and_grad_buffer.py (one contiguous gradient buffer kept for
+//   the run), megatron/core/optimizer/distrib_optimizer.py (fp32 main parameters and Adam states),
+//   Transformer Engine layernorm_linear.py / megatron/core/fusions/fused_bias_gelu.py, fused_bias_swiglu.py
+//   (fused norm+GEMM and activation kernels: one pass each), tensor_parallel/cross_entropy.py (fp32 loss).
+// - deepspeed: deepspeed/runtime/zero/stage_1_and_2.py and stage3.py (fp32 partitions of parameters and
+//   Adam states, gradient partitions kept across steps); the layer code is the user's PyTorch model,
+//   usually Hugging Face transformers (https://huggingface.co/docs/transformers/deepspeed).
+// - fsdp: torch/distributed/fsdp/_fully_shard (FSDP2: sharded fp32 parameters, MixedPrecisionPolicy
+//   param_dtype bf16 gathered per layer, gradients freed by zero_grad); torchtitan models/llama3/model.py
+//   (eager RMSNorm, separate wq/wk/wv and w1/w3 Linear modules, SDPA).
+// - pytorch: torch/optim/adamw.py (exp_avg, exp_avg_sq = zeros_like(param): states in the parameter
+//   dtype), torch/optim/optimizer.py zero_grad(set_to_none=True); transformers modeling_llama.py
+//   (LlamaRMSNorm upcasts to fp32), activations.py (NewGELUActivation composed of pow/tanh/mul),
+//   loss/loss_utils.py ForCausalLMLoss (logits.float() then cross_entropy).
+// PyTorch SDPA's FlashAttention-2 kernels (pytorch_flash::flash_fwd_kernel in
+// h100-pytorch-kernel-time.json) against cuDNN's on the same shapes (torch-attention-and-kernels.json,
+// causal, s 4096, head dim 64 and 128): forward 268/391 and 322/579, backward 173/263 and 196/352;
+// mean 0.61.
+constexpr double kSdpaFlash2 = 0.61;
+
+const FrameworkRules kRules[] = {
+    {Framework::megatron, "megatron", LayerCode::fused, true, StatePrecision::fp32, 1.0,
+     "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py"},
+    {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, kSdpaFlash2,
+     "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model"},
+    {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, kSdpaFlash2,
+     "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
+    {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, kSdpaFlash2,
+     "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
+};
+
+}  // namespace
+
+const FrameworkRules& framework_rules(Framework f) {
+  for (const FrameworkRules& r : kRules) {
+    if (r.framework == f) return r;
+  }
+  return kRules[0];
+}
+
+SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
+  SavedTensorRules r;
+  const double bpv = stored_bytes(t.precision);
+  const bool swiglu = m.activation == Activation::swiglu;
+  const double act_width = m.activation == Activation::swiglu ? 3.0 : m.activation == Activation::relu ? 0.0 : 1.0;
+  if (framework_rules(t.framework).layer_code == LayerCode::fused) {
+    // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss.
+    r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
+    r.activation = act_width * bpv;
+    return r;
+  }
+  // Eager PyTorch code. Under torch.autocast the parameters (and so the embeddings and the residual
+  // stream) are fp32; linear/addmm cast their inputs to 16 bits (one cast per module call), and pow,
+  // layer_norm, log_softmax run in fp32 (PyTorch AMP docs, "CUDA Ops that can autocast to float32").
+  const double lo = 2.0;  // 16-bit copy made by an autocast GEMM
+  r.residual = t.autocast ? 4.0 : bpv;
+  // Separate modules reading one input matter only under autocast, where each casts its own copy:
+  // Llama-style code has q_proj/k_proj/v_proj and gate_proj/up_proj; GPT-2 one c_attn and one c_fc.
+  r.separate_qkv = t.autocast && m.position != Position::learned;
+  r.separate_gate_up = t.autocast && swiglu;
+  if (m.norm == Norm::rmsnorm) {
+    // hidden_states.to(float32) (kept by pow and mul) + weight * normalized (kept by the weight's mul):
+    // fp32 under autocast, the training dtype otherwise.
+    r.norm = 4.0 + (t.autocast ? 4.0 : bpv);
+  } else {
+    r.norm = r.residual;  // native_layer_norm keeps its input (and per-row mean/rstd)
+  }
+  r.gemm_input = t.autocast ? lo : bpv;
+  switch (m.activation) {
+    case Activation::gelu:
+      // NewGELUActivation: pow keeps its input (fp32 under autocast), tanh its output, the final mul
+      // keeps 0.5*x and 1+tanh (fp32 under autocast: fp32 tanh promotes); fc2 then keeps its cast input.
+      r.activation = t.autocast ? 4.0 + 4.0 + 4.0 + lo : 4.0 * bpv;
+      break;
+    case Activation::swiglu: r.activation = 3.0 * bpv; break;  // silu input, silu output, up
+    case Activation::relu: r.activation = 0.0; break;
+    case Activation::relu2: r.activation = bpv; break;
+  }
+  r.fc2_input = t.autocast ? lo : bpv;
+  // HF loss: fp32 upcast of the logits, log_softmax keeps its fp32 output (4 B per logit). Forward peak:
+  // 16-bit logits + fp32 copy beside it (6 B more); backward peak: log_softmax backward holds the
+  // incoming and outgoing fp32 gradients (8 B more) while the 16-bit logits are gone.
+  r.loss_saved = 4.0;
+  r.loss_forward_extra = bpv + 4.0;
+  r.loss_backward_extra = 8.0;
+  r.autocast_weight_copies = t.autocast;
+  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
+  // the training dtype), counted from the torch ops of the modules named above.
+  r.eager_kernels = true;
+  if (m.norm == Norm::rmsnorm) {
+    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
+    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
+    r.norm_passes = t.autocast ? 3.5 : 9.0;
+    r.norm_kernels = 6;
+  }
+  if (m.activation == Activation::gelu) {
+    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
+    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
+    r.activation_passes = t.autocast ? 17.5 : 9.0;
+    r.activation_kernels = 9;
+  }
+  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
+  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
+  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
+  // against 6 B minimal.
+  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
+  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
+  r.rotary_passes = 5.0;
+  r.rotary_kernels = 10;
+  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
+  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
+  r.casts_after_activation = t.autocast && m.activation == Activation::gelu ? 1.0 : 0.0;
+  if (t.compile) {
+    r.casts_after_activation = 0.0;
+    // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
+    r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
+    r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
+    r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
+    // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
+    // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
+    // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
+    r.separate_qkv = r.separate_gate_up = false;
+    r.norm = r.residual;
+    r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
+    r.fc2_input = 0.0;
+    r.loss_forward_extra = 0.0;
+    r.loss_backward_extra = 4.0;
+  }
+  return r;
+}
+
+}  // namespace tp

@@ -1,0 +1,60 @@
+// What each training framework does with memory and kernels, as a table: one entry per framework,
+// each rule citing the code or documentation it was read from (docs/model.md, "Frameworks").
+// The op graph (saved tensors, loss), the memory estimate (dtypes, gradient lifetime) and the
+// step time (memory passes of non-GEMM ops) consult this table instead of testing the framework.
+#pragma once
+
+#include "specs.h"
+
+namespace tp {
+
+// How a framework's layer code keeps tensors for backward.
+enum class LayerCode {
+  fused,  // Megatron-Core + Transformer Engine: fused norm+GEMM, bias-GeLU, SwiGLU, vocab-parallel loss
+  eager,  // PyTorch modules as written (Hugging Face transformers, torchtitan): every op saves its own inputs
+};
+
+struct FrameworkRules {
+  Framework framework = Framework::megatron;
+  const char* name = "";
+  LayerCode layer_code = LayerCode::fused;
+  // Gradients live in a buffer allocated once and kept across steps (Megatron's contiguous grad
+  // buffer, DeepSpeed's partitioned gradients) instead of being freed by zero_grad(set_to_none=True).
+  bool persistent_gradients = true;
+  StatePrecision default_state_precision = StatePrecision::fp32;
+  // Fused attention throughput relative to the profile's (cuDNN / Transformer Engine) attention:
+  // PyTorch's SDPA runs FlashAttention-2 on Hopper.
+  double attention_throughput = 1.0;
+  const char* source = "";  // where the rules above were read
+};
+
+const FrameworkRules& framework_rules(Framework f);
+
+// Bytes per element that the layer code keeps for backward, by op family, for one framework under
+// the scenario's precision, autocast and compile settings. Counts distinct storages (a tensor two
+// ops save is counted once).
+struct SavedTensorRules {
+  double residual = 2;       // dtype of the residual stream (fp32 under autocast: fp32 embeddings)
+  double norm = 2;           // per element of a norm's input (input, plus the fp32/normalized copies eager code keeps)
+  double gemm_input = 2;     // per element of the input of a GEMM after a norm, per reading module
+  bool separate_qkv = false;  // q, k and v are separate Linear modules (each casts its input under autocast)
+  bool separate_gate_up = false;  // SwiGLU gate and up are separate Linear modules
+  double activation = 2;     // per element of an fc1-output-wide tensor, the activation's own saved tensors
+                             // (multiplied by the activation's width, see op_graph.cpp)
+  double fc2_input = 2;      // per element of the second MLP GEMM's input
+  // Loss on the logits, per logit: saved, and extra working memory at the forward and backward peak.
+  double loss_saved = 4, loss_forward_extra = 0, loss_backward_extra = 0;
+  bool autocast_weight_copies = false;  // 16-bit copies of the GEMM weights cached until backward
+
+  // Time of eager non-GEMM ops: each is timed by its kernel class's bandwidth (profile) over its
+  // minimal traffic times the memory passes its eager torch ops make (counted from the code, below).
+  bool eager_kernels = false;
+  double norm_passes = 1, activation_passes = 1, residual_passes = 1, rotary_passes = 1;
+  double norm_kernels = 1, activation_kernels = 1, rotary_kernels = 1;
+  double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
+  double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
+};
+
+SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m);
+
+}  // namespace tp

@@ -1,0 +1,65 @@
+// training.framework / autocast / optimizer_state_precision. Oracles by hand from the frameworks'
+// code (planner/framework_rules.cpp cites it): torch.optim.AdamW keeps exp_avg and exp_avg_sq like the
+// parameter (bf16 model: 2 x 2 B per parameter, no master copy); Megatron's distributed optimizer keeps
+// fp32 master weights and fp32 Adam states (4 + 8 B per parameter); autocast keeps fp32 parameters.
+#include <gtest/gtest.h>
+
+#include "errors.h"
+#include "estimate.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+const char* kBase =
+    "model: llama2-7b\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+    "training: {sequence_length: 1024, global_batch: 1, micro_batch: 1, precision: bf16}\n"
+    "parallel: {tp: 1, pp: 1, zero: 0}\n";
+
+double per_param(const Bytes& b, const Estimate& e) { return b.value / e.parameters_per_gpu; }
+
+TEST(FrameworkRules, PytorchAdamWKeepsStatesInTheParameterDtype) {
+  const Estimate e = estimate(test::scenario(kBase, {"training.framework=pytorch"}));
+  EXPECT_DOUBLE_EQ(per_param(e.memory.optimizer, e), 4.0);       // exp_avg + exp_avg_sq in bf16
+  EXPECT_DOUBLE_EQ(per_param(e.memory.master_weights, e), 0.0);  // model.to(bf16): no master copy
+  EXPECT_DOUBLE_EQ(per_param(e.memory.weights, e), 2.0);
+}
+
+TEST(FrameworkRules, AutocastKeepsFp32ParametersAndStates) {
+  const Estimate e = estimate(test::scenario(kBase, {"training.framework=pytorch", "training.autocast=true"}));
+  EXPECT_DOUBLE_EQ(per_param(e.memory.weights, e), 4.0);
+  EXPECT_DOUBLE_EQ(per_param(e.memory.optimizer, e), 8.0);
+  EXPECT_DOUBLE_EQ(per_param(e.memory.master_weights, e), 0.0);
+}
+
+TEST(FrameworkRules, StatePrecisionCanBeForced) {
+  const Estimate e = estimate(test::scenario(kBase, {"training.framework=pytorch", "training.optimizer_state_precision=fp32"}));
+  EXPECT_DOUBLE_EQ(per_param(e.memory.optimizer, e), 8.0);
+}
+
+TEST(FrameworkRules, MegatronDefaultsAreTheDistributedOptimizers) {
+  const Estimate e = estimate(test::scenario(kBase));
+  EXPECT_DOUBLE_EQ(per_param(e.memory.optimizer, e), 8.0);
+  EXPECT_DOUBLE_EQ(per_param(e.memory.master_weights, e), 4.0);
+}
+
+TEST(FrameworkRules, MegatronGraphIsKorthikantis) {
+  // The framework-aware builder with Megatron's rules saves exactly what the fused builder saves.
+  const Scenario s = test::scenario(kBase);
+  const OpGraph a = build_op_graph(s.model, s.training);
+  const OpGraph b = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+  ASSERT_EQ(a.layer.size(), b.layer.size());
+  for (size_t i = 0; i < a.layer.size(); ++i) EXPECT_DOUBLE_EQ(a.layer[i].saved_bytes, b.layer[i].saved_bytes) << a.layer[i].name;
+  EXPECT_DOUBLE_EQ(a.layer_input_bytes, b.layer_input_bytes);
+}
+
+TEST(FrameworkRules, AutocastIsATorchSetting) {
+  EXPECT_THROW(test::scenario(kBase, {"training.autocast=true"}), InputError);  // megatron
+  EXPECT_THROW(test::scenario(kBase, {"training.framework=deepspeed", "training.compile=true"}), InputError);
+  EXPECT_THROW(test::scenario(kBase, {"training.framework=pytorch", "training.autocast=true", "training.master_weights=fp32"}),
+               InputError);
+}
+
+}  // namespace
+}  // namespace tp
