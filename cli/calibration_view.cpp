@@ -70,8 +70,17 @@ void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec
   }
 }
 
+// The profile's attention efficiency for one measured case: the fused curve at its sequence, head dim and
+// mask, or the unfused constant.
+double profile_attention_efficiency(const HardwareProfile& hw, const Measurement& it) {
+  if (it.impl == AttentionImpl::unfused) return hw.attention_unfused;
+  const AttentionCurve& curve = it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward;
+  return curve.efficiency(static_cast<double>(it.attention.seq_q), static_cast<double>(it.attention.head_dim),
+                          it.attention.causal);
+}
+
 void attention_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, CalibrationView& v) {
-  std::map<std::string, std::vector<double>> eff;
+  std::map<std::string, std::vector<double>> eff, predicted;
   for (const Measurement& it : m.items) {
     if (!is_attention(it.op) || it.time.median <= 0) continue;
     const double peak = attention_peak(gpu, it.dtype);
@@ -79,11 +88,9 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
     const std::string what = it.impl == AttentionImpl::unfused ? "unfused"
                              : it.op == MeasuredOp::attention_forward ? "fused forward" : "fused backward";
     eff[what].push_back(attention_flops(it) / (it.time.median * peak));
+    predicted[what].push_back(profile_attention_efficiency(hw, it));
   }
-  const std::pair<const char*, double> kinds[] = {{"fused forward", hw.attention_forward},
-                                                  {"fused backward", hw.attention_backward},
-                                                  {"unfused", hw.attention_unfused}};
-  for (const auto& [what, constant] : kinds) {
+  for (const char* what : {"fused forward", "fused backward", "unfused"}) {
     const auto it = eff.find(what);
     if (it == eff.end()) continue;
     AttentionView a;
@@ -92,7 +99,7 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
     a.measured_median = median(it->second);
     a.measured_min = *std::min_element(it->second.begin(), it->second.end());
     a.measured_max = *std::max_element(it->second.begin(), it->second.end());
-    a.profile = constant;
+    a.profile = median(predicted[what]);  // the profile's efficiency over the same cases
     v.attention.push_back(a);
   }
 }
