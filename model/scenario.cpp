@@ -250,6 +250,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     throw InputError({"--set", 0, 0}, key, "cannot parse value '" + value + "': " + e.msg);
   }
+  check_expanded_size(parsed, "--set " + key);  // an alias bomb in the value (model/yaml_reader.h)
   set_path(root, path, 0, without_marks(parsed), assignment);
 }
 
