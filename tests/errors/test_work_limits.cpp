@@ -91,6 +91,22 @@ TEST(WorkLimits, AliasBombInScenarioAndSelfAliasAreRejected) {
   }
 }
 
+TEST(WorkLimits, AliasBombInASetValueIsRejected) {
+  // Eight levels of nine in one flow sequence: 9^8 ≈ 4.3e7 leaves; copying it into the scenario tree
+  // expanded every alias before the limit.
+  std::string value = "[&l0 [x, x, x, x, x, x, x, x, x]";
+  for (int i = 1; i <= 8; ++i) {
+    value += ", &l" + std::to_string(i) + " [";
+    for (int k = 0; k < 9; ++k) value += (k ? ", *l" : "*l") + std::to_string(i - 1);
+    value += "]";
+  }
+  value += "]";
+  const auto r = run_bounded("evaluate --set 'name=" + value + "'");
+  EXPECT_EQ(r.result.exit_code, 1) << r.result.output;
+  EXPECT_THAT(r.result.output, HasSubstr("--set name: the YAML document has more than 1,000,000 nodes"));
+  EXPECT_LT(r.seconds, kMaxSeconds);
+}
+
 // --- sweep points ----------------------------------------------------------------------------------
 
 TEST(WorkLimits, CappedProductNeverWraps) {
