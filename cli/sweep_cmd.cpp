@@ -171,7 +171,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
     nlohmann::json j;
     j["objective"] = to_string(spec.objective);
     j["points"] = {{"total", r.total}, {"feasible", r.feasible}, {"out_of_memory", r.out_of_memory},
-                   {"indivisible", r.indivisible}, {"constraint", r.constrained}};
+                   {"indivisible", r.indivisible}, {"constraint", r.constrained}, {"no_progress", r.no_progress}};
     j["seconds"] = r.seconds;
     j["rejections"] = nlohmann::json::object();
     for (const auto& [k, v] : r.reasons) j["rejections"][k] = v;
@@ -186,9 +186,13 @@ int run_sweep_command(const SweepCommandOptions& o) {
     std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
                 format_count(static_cast<double>(r.total)).c_str(), r.seconds,
                 format_count(r.total / std::max(r.seconds, 1e-9)).c_str(), to_string(spec.objective));
-    std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu\n",
+    std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu",
                 static_cast<unsigned long long>(r.feasible), static_cast<unsigned long long>(r.out_of_memory),
                 static_cast<unsigned long long>(r.indivisible), static_cast<unsigned long long>(r.constrained));
+    if (r.no_progress > 0) {
+      std::printf(", cannot make progress under failures %llu", static_cast<unsigned long long>(r.no_progress));
+    }
+    std::printf("\n");
     if (!r.top.empty()) print_points("Best layouts", r.top, bases, fast);
     if (!r.pareto_cost.empty()) print_points("Pareto front: run time vs cost", r.pareto_cost, bases, fast);
     if (!r.pareto_gpus.empty()) print_points("Pareto front: run time vs GPUs", r.pareto_gpus, bases, fast);
@@ -241,7 +245,8 @@ int run_sweep_command(const SweepCommandOptions& o) {
   }
   if (r.feasible == 0) {
     std::cerr << "error: no feasible point among " << r.total << " (" << r.out_of_memory << " out of memory, "
-              << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints)\n";
+              << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints, " << r.no_progress
+              << " cannot make progress under failures)\n";
     return 2;
   }
   return 0;

@@ -201,7 +201,7 @@ struct ThreadState {
 
   Plan plan;  // reused for every point of this thread
 
-  std::uint64_t feasible = 0, oom = 0, indivisible = 0, constrained = 0;
+  std::uint64_t feasible = 0, oom = 0, indivisible = 0, constrained = 0, no_progress = 0;
   std::map<std::string, std::uint64_t> reasons;
   std::vector<SweepPoint> top;  // heap, worst at front
   std::vector<SweepPoint> pareto_cost, pareto_gpus, nearest, all;
@@ -215,6 +215,7 @@ const char* to_string(PointStatus s) {
     case PointStatus::out_of_memory: return "out_of_memory";
     case PointStatus::indivisible: return "indivisible";
     case PointStatus::constrained: return "constraint";
+    case PointStatus::no_progress: return "no_progress";
   }
   return "?";
 }
@@ -406,6 +407,12 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
     p.run_seconds = plan.run.seconds_with_failures.value;
     p.cost = plan.run.cost.value;
     p.energy_kwh = plan.run.energy_kwh;
+    if (plan.run.failures.regime == Regime::no_progress && plan.estimate.memory.total.value <= plan.estimate.usable.value) {
+      ++ts.no_progress;  // fits, but failures outpace progress: neither feasible nor a memory miss
+      p.status = PointStatus::no_progress;
+      if (options.keep_all) ts.all.push_back(p);
+      return;
+    }
     if (!plan.estimate.feasible) {
       ++ts.oom;
       p.status = PointStatus::out_of_memory;
@@ -465,6 +472,7 @@ SweepResult run_sweep(const std::vector<SweepBase>& bases, const std::vector<Fas
     result.out_of_memory += ts.oom;
     result.indivisible += ts.indivisible;
     result.constrained += ts.constrained;
+    result.no_progress += ts.no_progress;
     for (const auto& [k, v] : ts.reasons) reasons[k] += v;
     top.insert(top.end(), ts.top.begin(), ts.top.end());
     for (const auto& p : ts.pareto_cost) pareto_insert(pareto_cost, p, run_x, cost_y);

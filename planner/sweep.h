@@ -29,7 +29,8 @@ bool is_fast_key(const std::string& key);
 // Throws InputError naming the axis when a value is malformed.
 FastAxis make_fast_axis(const Axis& a);
 
-enum class PointStatus { feasible, out_of_memory, indivisible, constrained };
+// no_progress: fits in memory, but failures come faster than the job redoes the work they lose (run_totals.h).
+enum class PointStatus { feasible, out_of_memory, indivisible, constrained, no_progress };
 const char* to_string(PointStatus s);
 
 struct SweepPoint {
@@ -60,6 +61,7 @@ struct SweepResult {
   std::uint64_t out_of_memory = 0;
   std::uint64_t indivisible = 0;
   std::uint64_t constrained = 0;
+  std::uint64_t no_progress = 0;  // fit in memory but cannot make progress under failures
   std::vector<std::pair<std::string, std::uint64_t>> reasons;  // "parallel.tp vs model.heads" -> count, most first
   std::vector<SweepPoint> top;             // best first
   std::vector<SweepPoint> pareto_cost;     // run time vs cost, fastest first

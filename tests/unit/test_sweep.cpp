@@ -186,7 +186,7 @@ TEST(SweepEngine, RejectionAccountingAddsUp) {
   c.max_gpus = 16;
   SweepResult r = run(base, axes, false, 2, c);
   EXPECT_EQ(r.total, 5u * 2 * 3);
-  EXPECT_EQ(r.feasible + r.out_of_memory + r.indivisible + r.constrained, r.total);
+  EXPECT_EQ(r.feasible + r.out_of_memory + r.indivisible + r.constrained + r.no_progress, r.total);
   // tp = 3 divides neither the 32 heads nor the GPUs: 2 pp x 3 node counts.
   EXPECT_GE(r.indivisible, 6u);
   // 4 nodes = 32 GPUs exceed max_gpus 16 for every valid layout (tp 1,2,4,8 x pp 1,2).
@@ -194,6 +194,26 @@ TEST(SweepEngine, RejectionAccountingAddsUp) {
   std::uint64_t reasons = 0;
   for (const auto& [k, v] : r.reasons) reasons += v;
   EXPECT_EQ(reasons, r.indivisible + r.constrained);
+}
+
+// Hand computation: 16 GPUs with a GPU MTBF of 1 h fail every 3600 / 16 = 225 s, less than the 600 s
+// restart alone: no layout can make progress, whatever its memory. Such points are their own count,
+// never feasible, never ranked, and never "nearest misses" of memory.
+TEST(SweepEngine, PointsThatCannotMakeProgressAreCountedApart) {
+  Scenario base = test::scenario(std::string(kMedium) + "costs: {failures: {gpu_mtbf: 1 h, restart: 10 min}}\n");
+  auto axes = axes_of({{"parallel.tp", "1,2,4,8"}});
+  SweepResult r = run(base, axes, false, 2, {}, true);
+  EXPECT_EQ(r.total, 4u);
+  EXPECT_EQ(r.feasible, 0u);
+  EXPECT_EQ(r.no_progress + r.out_of_memory, r.total);
+  EXPECT_GE(r.no_progress, 1u);
+  EXPECT_TRUE(r.top.empty());
+  for (const auto& p : r.nearest_misses) EXPECT_GT(p.memory, p.capacity);
+  for (const auto& p : r.all) {
+    if (p.memory <= p.capacity) {
+      EXPECT_EQ(p.status, PointStatus::no_progress);
+    }
+  }
 }
 
 TEST(SweepEngine, PointScenarioReproducesThePoint) {
