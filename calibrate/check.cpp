@@ -14,8 +14,6 @@ namespace tp {
 
 namespace {
 
-using fit_detail::attention_flops;
-using fit_detail::attention_peak;
 
 // Predicted seconds of one measurement, or NaN when the profile does not model it (power, skipped).
 double predict_gemm(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
@@ -24,7 +22,7 @@ double predict_gemm(const HardwareProfile& hw, const GpuSpec& gpu, const Measure
 }
 
 double predict_attention(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
-  const double peak = attention_peak(gpu, it.dtype);
+  const double peak = attention_peak(gpu, it.dtype).value;
   if (peak <= 0) return fit_detail::kNaN;
   double eff = hw.attention_unfused;
   if (it.impl == AttentionImpl::fused) {

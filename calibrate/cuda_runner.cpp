@@ -32,14 +32,6 @@ int env_int(const char* name) {
   return v != nullptr ? std::atoi(v) : 0;
 }
 
-// FLOPs credited to an attention run, with the planner's conventions (fitter.h).
-double attention_flops(const Measurement& m) {
-  double f = m.attention.full_forward_flops();
-  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
-  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
-  return f;
-}
-
 TimeStats sample_phase(int device, double seconds, const std::function<void()>& work, cuda::PowerSampler& sampler,
                        Measurement& out) {
   sampler.start();

@@ -11,7 +11,7 @@ namespace tp::fit_detail {
 namespace {
 
 double efficiency_of(const Measurement& it, const GpuSpec& gpu) {
-  const double peak = attention_peak(gpu, it.dtype);
+  const double peak = attention_peak(gpu, it.dtype).value;
   return peak > 0 && it.time.median > 0 ? attention_flops(it) / (it.time.median * peak) : kNaN;
 }
 

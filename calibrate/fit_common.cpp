@@ -37,20 +37,6 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-double attention_peak(const GpuSpec& g, Precision p) {
-  if (p == Precision::fp32) return g.peak_for(Precision::fp32).value;
-  if (p == Precision::tf32) return g.peak_for(Precision::tf32).value;
-  const double bf16 = g.peak_for(Precision::bf16).value;
-  return bf16 > 0 ? bf16 : g.peak_for(Precision::fp16).value;
-}
-
-double attention_flops(const Measurement& m) {
-  double f = m.attention.full_forward_flops();
-  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
-  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
-  return f;
-}
-
 FamilyFit quality(const std::string& family, const char* r2_of, const std::vector<double>& rate_fit, const std::vector<double>& rate_fit_pred,
                   const std::vector<double>& t_fit, const std::vector<double>& t_fit_pred,
                   const std::vector<double>& rate_held, const std::vector<double>& rate_held_pred,

@@ -17,12 +17,6 @@ double median_of(std::vector<double> v);
 std::string fmt(double v);  // %.6g; .nan / .inf as YAML writes them
 std::string quoted(const std::string& s);
 
-// The 16-bit peak the planner uses for attention (planner/step_time.cpp, attention_peak).
-double attention_peak(const GpuSpec& g, Precision p);
-// FLOPs the planner charges an attention kernel (docs/model.md, "Step time"): the fused kernel skips
-// the masked half under causal masking; the unfused path computes the whole score matrix; backward is
-// twice the forward.
-double attention_flops(const Measurement& m);
 
 FamilyFit quality(const std::string& family, const char* r2_of, const std::vector<double>& rate_fit,
                   const std::vector<double>& rate_fit_pred, const std::vector<double>& t_fit,

@@ -77,6 +77,13 @@ bool is_memory(MeasuredOp op) {
          op == MeasuredOp::memory_reduce || op == MeasuredOp::memory_kernel;
 }
 
+double attention_flops(const Measurement& m) {
+  double f = m.attention.full_forward_flops();
+  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
+  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
+  return f;
+}
+
 bool is_attention(MeasuredOp op) { return op == MeasuredOp::attention_forward || op == MeasuredOp::attention_backward; }
 
 Collective collective_of(MeasuredOp op) {

@@ -189,6 +189,11 @@ BusRates nccl_test_rates(Collective c, double bytes, int ranks, double seconds);
 // floor(count) elements; returned in bytes (0 when the request is too small for n ranks).
 double nccl_test_bytes(Collective c, double requested_bytes, int ranks, double element_bytes);
 
+// FLOPs credited to an attention measurement, with the planner's conventions (docs/calibration.md, "The
+// fit"): 4·b·h·s_q·s_kv·d forward, halved for a fused causal kernel (it skips the masked blocks; the
+// unfused path computes the whole score matrix), twice that for backward.
+double attention_flops(const Measurement& m);
+
 // A readable one-line shape of a measurement ("m=4096 n=4096 k=4096", "b=1 h=8/1 s=8192 d=128 causal").
 std::string shape_text(const Measurement& m);
 

@@ -18,22 +18,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The 16-bit peak and the FLOP conventions the planner and the fitter use for attention
-// (calibrate/fitter.cpp attention_peak / attention_flops; docs/calibration.md, "The fit"): the fused
-// kernel skips the masked half under causal masking, the unfused path computes the whole score
-// matrix, backward is twice the forward. Kept here until the fitter exposes them.
-double attention_peak(const GpuSpec& g, Precision p) {
-  if (p == Precision::fp32 || p == Precision::tf32) return g.peak_for(p).value;
-  const double bf16 = g.peak_for(Precision::bf16).value;
-  return bf16 > 0 ? bf16 : g.peak_for(Precision::fp16).value;
-}
-double attention_flops(const Measurement& m) {
-  double f = m.attention.full_forward_flops();
-  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
-  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
-  return f;
-}
-
 ClusterSpec fit_cluster(const Measurements& m, const ClusterSpec& scenario_cluster, const std::string& path) {
   std::string key = m.device.gpu_key;
   if (key.empty()) key = guess_gpu_key(m.device.name, m.device.memory_bytes);
@@ -83,7 +67,7 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
   std::map<std::string, std::vector<double>> eff, predicted;
   for (const Measurement& it : m.items) {
     if (!is_attention(it.op) || it.time.median <= 0) continue;
-    const double peak = attention_peak(gpu, it.dtype);
+    const double peak = attention_peak(gpu, it.dtype).value;
     if (peak <= 0) continue;
     const std::string what = it.impl == AttentionImpl::unfused ? "unfused"
                              : it.op == MeasuredOp::attention_forward ? "fused forward" : "fused backward";

@@ -13,6 +13,12 @@ const char* to_string(Precision p) {
   return "?";
 }
 
+FlopRate attention_peak(const GpuSpec& g, Precision p) {
+  if (p == Precision::fp32 || p == Precision::tf32) return g.peak_for(p);
+  const FlopRate bf16 = g.peak_for(Precision::bf16);
+  return bf16.value > 0 ? bf16 : g.peak_for(Precision::fp16);
+}
+
 double element_bytes(Precision p) {
   switch (p) {
     case Precision::fp32:

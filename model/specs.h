@@ -82,6 +82,10 @@ struct GpuSpec {
   FlopRate peak_for(Precision p) const { return peak[static_cast<int>(p)]; }
 };
 
+// The peak attention runs at when training in `p`: 16-bit tensor cores (fp8 training keeps attention in
+// bf16, Transformer Engine's DotProductAttention), fp32/tf32 cores only when training in those.
+FlopRate attention_peak(const GpuSpec& g, Precision p);
+
 struct LinkSpec {
   ByteRate bandwidth;  // per GPU (intra) or per NIC (inter), per direction
   Seconds latency;

@@ -10,15 +10,6 @@
 namespace tp {
 namespace {
 
-// The 16-bit peak used for attention (fp8 training keeps attention in bf16; fp32 uses TF32 cores
-// only when asked for).
-FlopRate attention_peak(const GpuSpec& g, Precision p) {
-  if (p == Precision::fp32) return g.peak_for(Precision::fp32);
-  if (p == Precision::tf32) return g.peak_for(Precision::tf32);
-  FlopRate bf16 = g.peak_for(Precision::bf16);
-  return bf16.value > 0 ? bf16 : g.peak_for(Precision::fp16);
-}
-
 struct OpTimes {
   double fwd = 0, bwd = 0;
   double gemm_fwd = 0, gemm_bwd = 0;   // part spent in GEMMs (TP overlap window, weight-gradient share)
