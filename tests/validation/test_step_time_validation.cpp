@@ -36,7 +36,9 @@ TEST(StepTimeValidation, PublishedRunsWithinTargets) {
     ++count[set];
     // The FP8 cost left unmodelled makes every NeMo prediction fast, never slow: a NeMo run predicted
     // slower than measured would mean the FP8 rules overcount.
-    if (set == 1) EXPECT_LT(err, 0.0) << r.name;
+    if (set == 1) {
+      EXPECT_LT(err, 0.0) << r.name;
+    }
   }
   ASSERT_EQ(count[0], 8);
   ASSERT_EQ(count[1], 10);
