@@ -41,6 +41,7 @@ Op gemm_op(const char* name, Block block, double in, double out, double tokens, 
   op.gemm_rows = in;
   op.gemm_cols = out;
   op.gemm_count = copies;
+  op.row_parallel = row_parallel;
   op.fwd_flops = 2.0 * tokens * in * out;  // per token: in x out MACs
   op.bwd_flops = 2.0 * op.fwd_flops;       // input gradient + weight gradient
   op.saved_bytes = saved_input_bytes;
@@ -110,6 +111,68 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
       cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
       set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
       out.push_back(cast);
+    }
+  }
+  ops = std::move(out);
+}
+
+// One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
+// only, moving `bytes` (unsplit) split as `split` over the TP ranks.
+Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.block = block;
+  op.expert = expert;
+  op.flops_split = split;
+  op.saved_split = split;
+  op.bytes_moved = bytes;
+  set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
+  op.forward_share = forward ? 1.0 : 0.0;
+  op.backward_share = forward ? 0.0 : 1.0;
+  return op;
+}
+
+// FP8 training with Transformer Engine (docs/model.md, "FP8 training"): every FP8 GEMM's operands are
+// quantized by memory-bound kernels the 16-bit code does not run. Per GEMM with input X [t x in] and
+// output Y [t x out] (TE 1.x, transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py
+// grad_output_preprocess):
+//  - input fed by a fused norm (TELayerNormColumnParallelLinear: qkv, fc1): the norm kernel writes FP8
+//    itself; the weight-gradient GEMM needs X^T: fp8_transpose of the gathered input in the backward
+//    (read 1 B, write 1 B per element, over the full sequence: ln_out_total).
+//  - any other input (attention_out, fc2, experts): fp8_cast_transpose_fused in the forward (read 2 B,
+//    write FP8 X and FP8 X^T: 4 B per element).
+//  - output gradient, column-parallel: fp8_cast_transpose(_bgrad)_fused (4 B per element, split by tp);
+//    row-parallel: cast_to_fp8 of the local (sequence-parallel) shard (3 B), gathered in FP8, then
+//    fp8_transpose of the gathered tensor (2 B per element of the full sequence).
+// All are timed at the cast_to_16bit kernel class (a one-pass cast, the nearest measured class).
+void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
+  std::vector<Op> out;
+  out.reserve(2 * ops.size());
+  for (const Op& op : ops) {
+    const bool fp8 = op.kind == OpKind::gemm && op.compute_precision == Precision::fp8 && op.gemm_rows > 0;
+    if (!fp8) {
+      out.push_back(op);
+      continue;
+    }
+    const double tokens = op.fwd_flops / (2.0 * op.gemm_rows * op.gemm_cols);  // all copies together
+    const double in_elems = tokens * op.gemm_rows;
+    const double out_elems = tokens * op.gemm_cols;
+    const std::string name = op.name;
+    const bool from_norm = norm_fused && !op.expert && (name == "qkv" || name == "fc1");
+    if (from_norm) {
+      out.push_back(op);
+      out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
+    } else {
+      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems,
+                                    op.row_parallel ? TpSplit::tp : op.saved_split, true));
+      out.push_back(op);
+    }
+    if (op.row_parallel) {
+      out.push_back(fp8_quantize_op("fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false));
+      out.push_back(fp8_quantize_op("fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false));
+    } else {
+      out.push_back(fp8_quantize_op("fp8_cast_transpose_grad_output", op.block, op.expert, 4.0 * out_elems, TpSplit::tp, false));
     }
   }
   ops = std::move(out);
@@ -225,6 +288,11 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     L.insert(L.begin() + 2, rope);  // after the qkv GEMM
   }
   if (r.eager_kernels) apply_eager_kernels(L, m, r, s);
+  for (Op& op : L) {
+    // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
+    if (op.kind == OpKind::gemm) op.compute_precision = precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : precision;
+  }
+  if (precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels);
 
   // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
   {
@@ -252,6 +320,9 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     if (m.tied_embeddings) {
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }
+    // Megatron's output layer is tensor_parallel.ColumnParallelLinear, not a Transformer Engine module:
+    // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
+    out.compute_precision = precision == Precision::fp8 ? Precision::bf16 : precision;
     g.head.push_back(out);
     g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, 3.0 * s * v * 4.0));
     g.head.back().kind = OpKind::loss;

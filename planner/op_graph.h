@@ -51,6 +51,11 @@ struct Op {
   double fwd_flops = 0;  // matmul FLOPs of the forward pass, all TP ranks together (1 MAC = 2 FLOP)
   double bwd_flops = 0;  // input-gradient + weight-gradient FLOPs
   TpSplit flops_split = TpSplit::tp;
+  // GEMMs: the dtype the GEMM runs in, timed through gemm_seconds at that dtype. FP8 training runs the
+  // transformer layers' Linear modules in FP8 and keeps the output layer and the MoE router in bf16
+  // (docs/model.md, "FP8 training").
+  Precision compute_precision = Precision::bf16;
+  bool row_parallel = false;  // GEMMs: row-parallel (input split by tp) rather than column-parallel
 
   double bytes_moved = 0;  // HBM bytes read + written by the forward kernel (roofline of memory-bound ops)
 
@@ -68,6 +73,11 @@ struct Op {
   int kernel_class_backward = -1;
   double passes = 1.0;
   double kernels = 1.0;
+  // Kernel-class ops: bytes of the forward and of the backward as multiples of bytes_moved x passes.
+  // The backward of an elementwise op reads the output gradient and the input and writes the input
+  // gradient (1.5x); FP8 quantization ops run in one pass only (0 in the other).
+  double forward_share = 1.0;
+  double backward_share = 1.5;
 };
 
 struct OpGraph {

@@ -40,7 +40,8 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         const double flops = op.fwd_flops * c.b / c.cp / split;
         // The op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h).
         const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
-        const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, c.s.training.precision, dims).value - launch) / dims.flops() : 0.0;
+        // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
+        const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0;
         const double fwd = std::max(flops * per_flop, mem_time) + launch;
         const double bwd = std::max(op.bwd_flops * c.b / c.cp / split * per_flop, 2 * mem_time) + 2 * launch;
         t.fwd += fwd;
@@ -72,16 +73,20 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
       default: {
         if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
         if (op.kernel_class >= 0) {
-          // Eager kernels (framework_rules.h): passes over the minimal traffic at the class's bandwidth;
-          // the backward moves 1.5x the forward's bytes (reads the output gradient and the input,
-          // writes the input gradient), as the class measurements count it (docs/model.md §20).
+          // Eager kernels (framework_rules.h) and FP8 quantization: passes over the minimal traffic at the
+          // class's bandwidth; the backward of an elementwise op moves 1.5x the forward's bytes (reads the
+          // output gradient and the input, writes the input gradient), as the class measurements count it
+          // (docs/model.md §20); quantization kernels run in one pass only (op.forward/backward_share).
           const double peak_bw = c.s.cluster.gpu.memory_bandwidth.value;
           const double bytes = moved * op.passes;
-          const double fwd = bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class))) + launch * op.kernels;
+          const double fwd = op.forward_share > 0 ? op.forward_share * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class))) +
+                                                        launch * op.kernels
+                                                  : 0.0;
           const bool once = op.kind == OpKind::loss;  // the loss class is timed forward + backward together
-          const double bwd = once ? 0.0
-                                  : 1.5 * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class_backward))) +
-                                        2 * launch * op.kernels;
+          const double bwd = once || op.backward_share <= 0
+                                 ? 0.0
+                                 : op.backward_share * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class_backward))) +
+                                       2 * launch * op.kernels;
           t.fwd += fwd;
           t.bwd += bwd;
           break;
@@ -94,6 +99,34 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
     }
   }
   return t;
+}
+
+// Gradient reduce traffic `reduce` overlapped with the backward work after each part of it is ready,
+// returned as the work that hides it (exposed = reduce - window). 1F1B: the buckets fill during the last
+// micro-batch's backward (window: one backward). Interleaved (Narayanan et al. 2021, Fig. 4): the last
+// group of min(m, pp) micro-batches runs its backward chunk by chunk, v-1 down to 0, so chunk k's
+// gradients are final (v-1-k) x group chunk-backwards before the stage's end and its 1/v of the traffic
+// overlaps all of them; with the reduce channel serial, the exposed time is the larger of the last
+// chunk's share and the whole traffic less everything after the first chunk (docs/model.md §15).
+double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double backward, double reduce) {
+  const double v = p.schedule == Schedule::interleaved ? std::max(1, p.vpp) : 1.0;
+  if (v <= 1) return backward;
+  const double unit = backward / v;  // one chunk's backward of one micro-batch
+  const double group = std::min(micro_batches, static_cast<double>(p.pp));
+  const double exposed = std::max(reduce / v - unit, reduce - ((v - 1) * group + 1) * unit);
+  return reduce - exposed;
+}
+
+// Parameters of the FP8 GEMMs one GPU of `stage` holds (split by tp, experts further by ep).
+double fp8_weight_parameters(const OpGraph& g, const Scenario& s, int stage) {
+  const ParallelSpec& p = s.parallel;
+  if (stage < 0 || static_cast<size_t>(stage) >= p.layers_per_stage.size()) return 0.0;
+  double per_layer = 0;
+  for (const Op& op : g.layer) {
+    if (op.kind != OpKind::gemm || op.compute_precision != Precision::fp8) continue;
+    per_layer += op.params_split / p.tp / (op.expert ? std::max(1, p.ep) : 1) + op.params_replicated;
+  }
+  return per_layer * p.layers_per_stage[static_cast<size_t>(stage)];
 }
 
 }  // namespace
@@ -262,7 +295,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
                               ? collective_time(Collective::all_reduce, Bytes(grad_bytes), dp_group, topo).time.value
                               : collective_time(Collective::reduce_scatter, Bytes(grad_bytes), dp_group, topo).time.value;
     const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-    dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - worst_b) : reduce;
+    dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - reduce_overlap_window(p, m, worst_b, reduce)) : reduce;
     r.dp_reduce = Seconds(reduce);
     r.dp_buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
     const double gather =
@@ -300,6 +333,12 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     optimizer += params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
                  params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
   }
+  // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
+  // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
+  // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights
+  // (docs/model.md, "FP8 training").
+  optimizer += fp8_weight_parameters(g, s, r.slowest_stage) * 4.0 /
+               (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
   if (p.offload_optimizer == OffloadTarget::cpu) {
     // Gradients go down and updated weights come up over PCIe; the CPU update itself at host
     // memory speed (~100 GB/s per node, shared by the node's GPUs).

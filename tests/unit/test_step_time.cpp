@@ -100,3 +100,30 @@ TEST(StepTime, PlacementAndOversubscriptionChangeTheGroupsLinks) {
 
 }  // namespace
 }  // namespace tp
+
+namespace tp {
+namespace {
+
+// Interleaved gradient-reduce overlap (docs/model.md §15), by hand: the last group of g = min(m, p)
+// micro-batches runs its backward chunk by chunk, so chunk k's 1/v of the reduce traffic R overlaps the
+// (v-1-k)·g chunk-backwards (B/v each) still to run plus its own; with one reduce channel the exposed
+// time is max(R/v - B/v, R - ((v-1)g + 1)·B/v), at least the last bucket. Slow links make R large.
+TEST(StepTime, InterleavedGradientReduceHidesBehindTheLaterChunks) {
+  const std::vector<std::string> sets = {"cluster.gpus_per_node=8", "parallel.schedule=interleaved", "parallel.vpp=2",
+                                         "parallel.overlap.grad_reduce=true", "memory.comm_bucket=1 MB",
+                                         "cluster.intra_node={bandwidth: 5 GB/s, latency: 5 us}"};
+  const Plan p = plan_of(sets);
+  ASSERT_EQ(p.estimate.micro_batches, 8);  // 16 sequences over dp 2
+  const double R = p.time.dp_reduce.value, B = p.time.backward_per_micro_batch.value, v = 2, g = 4;
+  const double hand = std::max(R / v - B / v, R - ((v - 1) * g + 1) * B / v);
+  ASSERT_GT(hand, 0.0);  // the links are slow enough that some of it shows
+  EXPECT_NEAR(p.time.exposed.dp.value, hand, 1e-3 * hand);
+  // 1F1B hides the same traffic behind one micro-batch's backward only: more is exposed.
+  std::vector<std::string> one = sets;
+  one[1] = "parallel.schedule=1f1b";
+  one[2] = "parallel.vpp=1";
+  EXPECT_GT(plan_of(one).time.exposed.dp.value, p.time.exposed.dp.value);
+}
+
+}  // namespace
+}  // namespace tp
