@@ -224,7 +224,7 @@ def main():
     index = ["# Published sharded-data-parallel and Megatron-Core runs (published-sharded-runs.yaml in this",
              "# folder, copied from shared/validation) written by scripts/sharded_scenarios.py: one scenario per",
              "# run; step_seconds is what the run measured, converted as `conversion` says.",
-             "# class: the failure class the run belongs to (docs/validation.md).", "runs:"]
+             "# class: the failure class the run belongs to (docs/model.md §21).", "runs:"]
     for run in runs:
         model, shape, notes = model_of(run)
         tr, par, more = setup_of(run, shape)

@@ -40,10 +40,10 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): these bounds are the level the model reaches today,
-  // kept as a regression guard; docs/validation.md analyses the errors by failure class.
-  EXPECT_LE(mean, MEAN_GUARD);
-  EXPECT_LE(worst, MAX_GUARD);
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 15.5 % mean, 58.9 % max. These bounds record
+  // that level as a regression guard, not as a goal; docs/model.md §21 analyses the errors by class.
+  EXPECT_LE(mean, 0.16);
+  EXPECT_LE(worst, 0.60);
 }
 
 }  // namespace
