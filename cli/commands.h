@@ -34,6 +34,7 @@ int run_simulate(const SimulateOptions& o);
 // One published run predicted from its scenario (scenarios/validation/index.yaml).
 struct ValidationRow {
   std::string scenario, source, name;
+  std::string failure_class;  // index.yaml `class` (sharded set), "" where absent
   double measured_step = 0;   // seconds (or implied by the published tokens/s per GPU)
   double predicted_step = 0;  // seconds
   double mfu = 0;
@@ -42,6 +43,8 @@ std::vector<ValidationRow> validation_rows(const std::string& dir);
 int run_validate(const std::string& dir);
 // The real H100 PyTorch steps of dir/h100-pytorch (printed after the published runs).
 int run_validate_h100_pytorch(const std::string& dir);
+// The published sharded / Megatron-Core runs of dir/sharded, grouped by failure class.
+int run_validate_sharded(const std::string& dir);
 int run_catalog(const std::string& what, const std::string& format);
 
 struct SweepCommandOptions {

@@ -23,6 +23,7 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
     ValidationRow row;
     row.scenario = run["scenario"].as<std::string>();
     row.source = run["source"].as<std::string>();
+    if (run["class"]) row.failure_class = run["class"].as<std::string>();
     Scenario s = load_scenario_file(dir + "/" + row.scenario);
     Plan p = make_plan(s, profile_for(s));
     row.name = s.name;
@@ -55,6 +56,7 @@ int run_validate(const std::string& dir) {
   }
   std::printf("step time: mean absolute error %.1f%%, max %.1f%% over %zu runs\n", 100 * sum / rows.size(), 100 * worst,
               rows.size());
+  run_validate_sharded(dir);
   return run_validate_h100_pytorch(dir);
 }
 

@@ -1,0 +1,54 @@
+// `trainplan validate`, third set: published sharded-data-parallel and Megatron-Core runs
+// (scenarios/validation/sharded/index.yaml, written by scripts/sharded_scenarios.py from
+// published-sharded-runs.yaml): step time against the step each run's published metric implies, per run,
+// per failure class and for the whole set.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "commands.h"
+
+namespace tp {
+namespace {
+
+struct ErrorSum {
+  double sum = 0, worst = 0;
+  int n = 0;
+  void add(double err) {
+    sum += std::fabs(err);
+    worst = std::max(worst, std::fabs(err));
+    ++n;
+  }
+};
+
+}  // namespace
+
+int run_validate_sharded(const std::string& dir) {
+  const std::string set_dir = dir + "/sharded";
+  if (!std::filesystem::exists(set_dir + "/index.yaml")) return 0;
+  const std::vector<ValidationRow> rows = validation_rows(set_dir);
+  std::printf("\nPublished sharded and Megatron-Core runs (%s/index.yaml)\n", set_dir.c_str());
+  std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
+  ErrorSum all;
+  std::map<std::string, ErrorSum> by_class;
+  for (const auto& r : rows) {
+    const double err = r.predicted_step / r.measured_step - 1.0;
+    all.add(err);
+    by_class[r.failure_class].add(err);
+    std::printf("%-52s %-22s %12.3f %12.3f %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(), r.measured_step,
+                r.predicted_step, 100 * err, 100 * r.mfu);
+  }
+  for (const auto& [name, e] : by_class) {
+    std::printf("  class %-22s mean absolute error %5.1f%%, max %5.1f%% over %d runs\n", name.c_str(), 100 * e.sum / e.n,
+                100 * e.worst, e.n);
+  }
+  if (all.n > 0) {
+    std::printf("step time: mean absolute error %.1f%%, max %.1f%% over %d runs\n", 100 * all.sum / all.n,
+                100 * all.worst, all.n);
+  }
+  return 0;
+}
+
+}  // namespace tp

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Writes scenarios/validation/sharded/*.yaml and index.yaml from published-sharded-runs.yaml (copied
+into that folder from shared/validation; 45 published runs: llm-foundry FSDP, IBM fms-fsdp, the PyTorch
+FSDP blog, Megatron-Core, NeMo / Megatron-Bridge, NeMo AutoModel, DeepSpeed on Azure).
+
+One scenario per run, built from what the run's source prints; where it leaves a setting unsaid the
+framework's documented default is used and the scenario's comment says so. What each source measured is
+converted into a step time (what trainplan predicts) by `measured_step` below, following the run's
+`metric_definition`; the conversion is written into index.yaml beside the value.
+Run from the repository root: python3 scripts/sharded_scenarios.py"""
+import os
+
+import yaml
+
+DIR = "scenarios/validation/sharded"
+SOURCE = os.path.join(DIR, "published-sharded-runs.yaml")
+
+
+def flow(d):
+    def val(v):
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, dict):
+            return flow(v)
+        return str(v)
+    return "{" + ", ".join("%s: %s" % (k, val(v)) for k, v in d.items()) + "}"
+
+
+def family(run):
+    for prefix in ("llmfoundry", "fmsfsdp", "pytorch-fsdp-blog", "megatron-core", "nemo2407", "mbridge2511",
+                   "nemo-automodel", "deepspeed-azure"):
+        if run["id"].startswith(prefix):
+            return prefix
+    raise ValueError("unknown source family: " + run["id"])
+
+
+def megatron_flops(batch, s, layers, h, heads, kv_heads, ffn, vocab, gated):
+    """Megatron-LM megatron/training/training.py num_floating_point_operations (core_r0.8):
+    12·B·s·L·h²·[(1 + g/a + s/h) + f/h·(3/2 if swiglu) + V/(2·L·h)], forward + backward, no recompute,
+    attention counted non-causally."""
+    return 12 * batch * s * layers * h * h * ((1 + kv_heads / heads + s / h) + ffn / h * (1.5 if gated else 1)
+                                             + vocab / (2 * layers * h))
+
+
+def narayanan_flops(batch, s, layers, h, vocab):
+    """Narayanan et al. 2021 (arXiv 2104.04473) eq. (3): 96·B·s·l·h²·(1 + s/6h + V/16lh), which counts
+    one activation-recompute forward pass (4 passes of 2·N FLOPs per token)."""
+    return 96 * batch * s * layers * h * h * (1 + s / (6 * h) + vocab / (16 * layers * h))
+
+
+def measured_step(run, model):
+    """Step time in seconds from what the run reports, per its metric_definition; returns (seconds, how)."""
+    m, b, gpus = run["measured"], run["batch"], run["hardware"]["gpu_count"]
+    if m.get("step_time_s"):
+        return m["step_time_s"], "step_time_s as published"
+    if m.get("tokens_per_s_total") and b.get("global_batch_tokens"):
+        return (b["global_batch_tokens"] / m["tokens_per_s_total"],
+                "global_batch_tokens / tokens_per_s_total (%d / %d)" % (b["global_batch_tokens"], m["tokens_per_s_total"]))
+    if m.get("tokens_per_s_per_gpu"):
+        tokens = model["global_batch"] * b["seq_len"]
+        return (tokens / (m["tokens_per_s_per_gpu"] * gpus),
+                "global_batch x seq / (tokens_per_s_per_gpu x GPUs) = %d / (%g x %d)" % (tokens, m["tokens_per_s_per_gpu"], gpus))
+    tflops = m["tflops_per_gpu"] * 1e12
+    if family(run) == "megatron-core":
+        flops = megatron_flops(model["global_batch"], b["seq_len"], model["layers"], model["hidden"], model["heads"],
+                               model["heads"], model["ffn_hidden"], model["vocab"], False)
+        return flops / (tflops * gpus), "Megatron num_floating_point_operations(global batch) / (TFLOP/s per GPU x GPUs)"
+    # deepspeed-azure (formula printed by the source) and the PyTorch FSDP blog (formula not printed: the
+    # same Megatron GPT formula with recompute is assumed, the models being Megatron GPT shapes with
+    # activation checkpointing on). B = the per-GPU micro-batch: one micro-batch per GPU per step.
+    flops = narayanan_flops(b["micro_batch"], b["seq_len"], model["layers"], model["hidden"], model["vocab"])
+    return flops / tflops, "96 B s l h^2 (1 + s/6h + V/16lh) per GPU (B = micro-batch) / TFLOP/s per GPU"
+
+
+def nodes_of(gpus):
+    return max(1, gpus // 8)
+
+
+def cluster_of(run):
+    """DGX-class nodes of 8 GPUs; the fabric as printed where the source prints one (comment in the file)."""
+    hw, fam = run["hardware"], family(run)
+    gpu_type, nodes = hw["gpu_type"], nodes_of(hw["gpu_count"])
+    if gpu_type.startswith("H100"):
+        c = {"preset": "dgx-h100", "nodes": nodes}
+        if fam == "fmsfsdp":
+            c["inter_node"] = {"bandwidth": "100 Gbit/s", "nics_per_node": 8}
+        return c
+    c = {"preset": "dgx-a100", "nodes": nodes}
+    if "40" in gpu_type:
+        c["gpu"] = "a100-sxm4-40gb"
+    if fam == "fmsfsdp":
+        c["inter_node"] = {"bandwidth": "50 Gbit/s", "nics_per_node": 8}
+    if fam == "pytorch-fsdp-blog":
+        c["inter_node"] = {"bandwidth": "100 Gbit/s", "nics_per_node": 4}
+    return c
+
+
+def gpt_model(run, vocab):
+    m, s = run["model"], run["batch"]["seq_len"]
+    return {"name": m["name"].split(" (")[0], "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
+            "ffn_hidden": 4 * m["hidden"], "vocab": vocab, "activation": "gelu", "norm": "layernorm",
+            "position": "learned", "max_positions": s, "tied_embeddings": True, "bias": True}
+
+
+def model_of(run):
+    """(model mapping or preset name, shape used by the FLOP conversions, notes)."""
+    m, fam = run["model"], family(run)
+    if fam == "llmfoundry":
+        d = {"name": m["name"].split(" (")[0], "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
+             "ffn_hidden": m["ffn_hidden"], "vocab": m["vocab"], "activation": "gelu", "norm": "layernorm",
+             "position": "learned", "max_positions": run["batch"]["seq_len"], "tied_embeddings": True, "bias": False}
+        return d, d, ["MPT defaults (llm-foundry mpt configuration): no_bias, tied embeddings, learned positions"]
+    if fam == "fmsfsdp":
+        d = {"name": m["name"], "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
+             "kv_heads": m["kv_heads"], "ffn_hidden": m["ffn_hidden"], "vocab": m["vocab"], "activation": "swiglu",
+             "norm": "rmsnorm", "position": "rope", "tied_embeddings": False, "bias": False}
+        return d, d, []
+    if fam == "megatron-core":
+        d = gpt_model(run, m["vocab"])
+        return d, d, ["ffn 4h, gelu, layernorm, learned positions, biases, tied embeddings: Megatron-LM GPT argument "
+                      "defaults (model shape beyond layers/hidden/heads/vocab not printed)"]
+    if fam == "deepspeed-azure":
+        d = gpt_model(run, 50304)
+        return d, d, ["vocab not printed: GPT-2 BPE 50257 padded to 50304 (Megatron-DeepSpeed "
+                      "make-vocab-size-divisible-by 128 default); ffn 4h, gelu: Megatron GPT defaults"]
+    if fam == "pytorch-fsdp-blog":
+        d = gpt_model(run, 50000)
+        return d, d, ["vocab printed as '50K' -> 50000; ffn 4h, gelu, layernorm: GPT defaults (not printed)"]
+    presets = {"nemo2407-llama3-8b": "llama3-8b", "nemo2407-llama3-70b": "llama3-70b",
+               "nemo2407-gpt3-175b": "gpt3-175b", "mbridge2511-llama3-8b": "llama3-8b",
+               "mbridge2511-llama31-405b": "llama3.1-405b", "nemo-automodel-llama31-70b": "llama3.1-70b"}
+    for prefix, preset in presets.items():
+        if run["id"].startswith(prefix):
+            if preset == "llama3.1-405b":
+                return {"preset": preset, "layers": 128}, None, ["model: catalog preset %s" % preset]
+            return preset, None, ["model: catalog preset %s (same shape as the source's model)" % preset]
+    raise ValueError("no model for " + run["id"])
+
+
+def recompute_of(run):
+    ac = (run["parallel"].get("activation_checkpointing") or "").lower()
+    if ac.startswith("full"):
+        return "full", None
+    if ac.startswith("selective"):
+        # fms-fsdp train_config: selective_checkpointing = 1 (the fraction of blocks fully checkpointed);
+        # the printed HFU/MFU ratio (74/55, 47/38 ~ 4/3) is one extra forward pass: every block recomputed.
+        return "full", "fms-fsdp 'selective' = fraction of blocks fully checkpointed, default 1 (all blocks); HFU/MFU ~ 4/3 agrees"
+    if ac.startswith("none"):
+        return "none", None
+    if family(run) in ("deepspeed-azure",):
+        return "full", "recompute not printed; the source's TFLOP formula counts one recompute forward (Megatron-DeepSpeed checkpoint-activations)"
+    return "none", "recompute not printed: framework default (none)"
+
+
+def setup_of(run, shape):
+    """(training, parallel, notes) for the run's framework."""
+    fam, b, p, gpus = family(run), run["batch"], run["parallel"], run["hardware"]["gpu_count"]
+    recompute, note = recompute_of(run)
+    notes = [note] if note else []
+    s, mb = b["seq_len"], b.get("micro_batch") or 1
+    gbs = b.get("global_batch_seqs") or mb * p["dp"]
+    if not b.get("global_batch_seqs"):
+        notes.append("global batch not printed: one micro-batch per GPU (%d x %d)" % (mb, p["dp"]))
+    if not b.get("micro_batch"):
+        notes.append("micro-batch not printed (Megatron has no default): 1")
+    tr = {"sequence_length": s, "global_batch": gbs, "micro_batch": mb, "optimizer": "adamw", "flash_attention": True}
+    par = {"tp": p["tp"], "pp": p["pp"], "cp": p.get("cp") or 1, "dp": p["dp"], "recompute": recompute}
+    if fam in ("llmfoundry", "fmsfsdp", "nemo-automodel", "pytorch-fsdp-blog"):
+        tr = {"framework": "fsdp", "precision": "fp8" if "fp8" in str(run["precision"]) else "bf16", **tr}
+        par["zero"] = 2 if "SHARD_GRAD_OP" in p["sharding"] else 3
+        if "HSDP" in p["sharding"]:
+            notes.append("HSDP (shard in the node, replicate across nodes) has no key: modelled as full sharding over dp")
+        if fam in ("fmsfsdp", "nemo-automodel"):
+            tr["compile"] = True
+            notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")
+        if fam == "pytorch-fsdp-blog":
+            tr["precision"] = "fp16"
+            par["offload"] = {"params": "cpu", "optimizer": "cpu"}
+            notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
+        if fam == "llmfoundry":
+            notes.append("fsdp framework: FSDP mixed precision PURE gathers bf16 copies of fp32 shards (sweep.py)")
+        return tr, par, notes
+    if fam == "deepspeed-azure":
+        tr = {"framework": "deepspeed", "precision": "fp16", **tr}
+        par.update({"zero": 3, "offload": {"optimizer": "cpu"}})
+        notes.append("precision not printed: 16-bit (the published TFLOP/s exceed the A100 TF32 peak of 156); fp16")
+        notes.append("activation offload to host memory (printed) is not modelled; optimizer states on the host")
+        return tr, par, notes
+    # Megatron-Core family: distributed optimizer (ZeRO-1, fp32 gradients), sequence parallel when tp > 1,
+    # overlapped gradient reduce and parameter gather.
+    prec = "fp8" if "fp8" in str(run["precision"]) else "bf16"
+    if run["precision"] is None:
+        notes.append("precision not printed: bf16 (408.8 TFLOP/s at 41 % MFU implies the ~989 TFLOP/s bf16 peak)")
+    tr = {"framework": "megatron", "precision": prec, "grad_precision": "fp32", **tr}
+    vpp = p.get("vpp") or 1
+    par.update({"schedule": "interleaved" if vpp > 1 else "1f1b", "vpp": vpp,
+                "zero": 3 if "FSDP," in p["sharding"] or "Megatron-FSDP" in p["sharding"] else 1,
+                "sequence_parallel": p["tp"] > 1,
+                "overlap": {"grad_reduce": True, "param_gather": True, "tp_comm": fam != "megatron-core"}})
+    if vpp > 1 and run["model"]["layers"] % (p["pp"] * vpp):
+        # Megatron-Bridge llama3.1-405b recipe: account_for_embedding_in_pipeline_split and
+        # account_for_loss_in_pipeline_split (126 + 2 = 128 slots on pp x vpp = 64 chunks). trainplan needs
+        # every stage's layers divisible by vpp, so the model gets 128 layers (+1.6 % FLOPs).
+        notes.append("layers %d on pp %d x vpp %d: Megatron-Bridge counts embedding and loss as a layer each in the "
+                     "split; not expressible (stage layers must divide by vpp), modelled as %d layers (+%.1f %% FLOPs)"
+                     % (run["model"]["layers"], p["pp"], vpp, run["model"]["layers"] + 2, 200 / run["model"]["layers"]))
+    if "distributed optimizer not stated" in p["sharding"] or "DDP" in p["sharding"]:
+        notes.append("distributed optimizer: default of the NeMo / Megatron-Bridge recipes (ZeRO-1)")
+    return tr, par, notes
+
+
+def failure_class(par, gpus):
+    if "offload" in par:
+        return "zero3-cpu-offload"
+    if par["zero"] >= 2:
+        return "sharded-dp-%s" % ("node" if gpus <= 16 else "multi-node")
+    if par["pp"] >= 8:
+        return "long-pipeline"
+    return "megatron-3d"
+
+
+def main():
+    runs = yaml.safe_load(open(SOURCE))
+    index = ["# Published sharded-data-parallel and Megatron-Core runs (published-sharded-runs.yaml in this",
+             "# folder, copied from shared/validation) written by scripts/sharded_scenarios.py: one scenario per",
+             "# run; step_seconds is what the run measured, converted as `conversion` says.",
+             "# class: the failure class the run belongs to (docs/model.md §22).", "runs:"]
+    for run in runs:
+        model, shape, notes = model_of(run)
+        tr, par, more = setup_of(run, shape)
+        notes += more
+        gpus = run["hardware"]["gpu_count"]
+        if shape is not None:
+            shape = dict(shape, global_batch=tr["global_batch"])
+        else:
+            shape = {"global_batch": tr["global_batch"]}
+        step, how = measured_step(run, shape)
+        fw = run["framework"]["name"]
+        text = ["# %s: %s, %s, %d x %s (%s)" % (run["id"], fw, run["precision"], gpus, run["hardware"]["gpu_type"],
+                                                run["source"].get("path", "")),
+                "# measured: %s" % {k: v for k, v in run["measured"].items() if v is not None},
+                "# metric: %s" % run["metric_definition"].replace("\n", " ")]
+        text += ["# assumed: " + n for n in notes]
+        text += ["name: %s" % run["id"], "model: " + (model if isinstance(model, str) else flow(model)),
+                 "cluster: " + flow(cluster_of(run)), "training: " + flow(tr), "parallel: " + flow(par), ""]
+        open(os.path.join(DIR, run["id"] + ".yaml"), "w").write("\n".join(text))
+        index += ["- scenario: %s.yaml" % run["id"], "  source: %s" % family(run),
+                  "  class: %s" % failure_class(par, gpus), "  conversion: \"%s\"" % how,
+                  "  measured:", "    step_seconds: %.6g" % step]
+    open(os.path.join(DIR, "index.yaml"), "w").write("\n".join(index) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+// Step time against the published sharded-data-parallel and Megatron-Core runs
+// (scenarios/validation/sharded/index.yaml, written by scripts/sharded_scenarios.py from
+// published-sharded-runs.yaml). The oracle is each source's published measurement (tokens/s, step time,
+// or TFLOP/s per GPU under the source's own FLOP formula), converted to seconds per step in index.yaml as
+// its `conversion` field says. One set of default efficiencies per GPU generation and framework, no
+// per-run constant. Issue targets: mean absolute error <= 5 %, max <= 12 %.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "commands.h"
+
+namespace tp {
+namespace {
+
+TEST(ShardedValidation, PublishedShardedRuns) {
+  const std::vector<ValidationRow> rows =
+      validation_rows(std::string(TRAINPLAN_SOURCE_DIR) + "/scenarios/validation/sharded");
+  // All 45 runs of published-sharded-runs.yaml are simulated: none is excluded.
+  ASSERT_EQ(rows.size(), 45u);
+  double sum = 0, worst = 0;
+  std::map<std::string, int> per_source;
+  for (const auto& r : rows) {
+    ASSERT_TRUE(std::isfinite(r.predicted_step) && r.predicted_step > 0) << r.name;
+    ASSERT_TRUE(std::isfinite(r.measured_step) && r.measured_step > 0) << r.name;
+    const double err = r.predicted_step / r.measured_step - 1.0;
+    std::printf("%-52s %-22s measured %9.3f s  predicted %9.3f s  %+7.1f%%\n", r.name.c_str(),
+                r.failure_class.c_str(), r.measured_step, r.predicted_step, 100 * err);
+    sum += std::fabs(err);
+    worst = std::max(worst, std::fabs(err));
+    ++per_source[r.source];
+  }
+  // Counts per source as published-sharded-runs.yaml lists them.
+  EXPECT_EQ(per_source["llmfoundry"], 22);
+  EXPECT_EQ(per_source["fmsfsdp"], 4);
+  EXPECT_EQ(per_source["megatron-core"], 6);
+  EXPECT_EQ(per_source["deepspeed-azure"], 5);
+  const double mean = sum / rows.size();
+  std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
+              rows.size());
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 15.5 % mean, 58.9 % max. These bounds record
+  // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
+  EXPECT_LE(mean, 0.16);
+  EXPECT_LE(worst, 0.60);
+}
+
+}  // namespace
+}  // namespace tp
