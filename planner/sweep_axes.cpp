@@ -1,0 +1,137 @@
+// The fast sweep axes: each grid value of a scenario key becomes a setter that writes it into a Scenario
+// in place (no YAML per point). Values are parsed once, with the scenario's own spellings.
+#include <algorithm>
+#include <cstdlib>
+
+#include "errors.h"
+#include "sweep.h"
+
+namespace tp {
+namespace {
+
+std::int64_t parse_int(const Axis& a, const std::string& v, std::int64_t min) {
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || end == nullptr || *end != '\0' || x < min) {
+    throw InputError(a.where, a.key, "'" + v + "' is not an integer >= " + std::to_string(min));
+  }
+  return x;
+}
+
+bool parse_bool(const Axis& a, const std::string& v) {
+  if (v == "true") return true;
+  if (v == "false") return false;
+  throw InputError(a.where, a.key, "'" + v + "' is not true or false");
+}
+
+// The first `count` values of an enum, named by their to_string() spelling (the scenario's words).
+template <class E>
+E parse_named(const Axis& a, const std::string& v, int count) {
+  std::string list;
+  for (int i = 0; i < count; ++i) {
+    const E e = static_cast<E>(i);
+    if (v == to_string(e)) return e;
+    list += (list.empty() ? "" : " | ") + std::string(to_string(e));
+  }
+  throw InputError(a.where, a.key, "'" + v + "' is not one of " + list);
+}
+
+using Setter = std::function<void(Scenario&)>;
+
+Setter int_setter(const Axis& a, const std::string& v, std::int64_t min, void (*write)(Scenario&, std::int64_t)) {
+  const std::int64_t x = parse_int(a, v, min);
+  return [x, write](Scenario& s) { write(s, x); };
+}
+
+Setter recompute_setter(const Axis& a, const std::string& v) {
+  Recompute rc;
+  if (v.rfind("{", 0) == 0) {
+    const size_t colon = v.find(':');
+    const size_t close = v.find('}');
+    if (v.find("every") == std::string::npos || colon == std::string::npos || close == std::string::npos) {
+      throw InputError(a.where, a.key, "'" + v + "' is not none | selective | full | {every: k}");
+    }
+    std::string k = v.substr(colon + 1, close - colon - 1);
+    k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
+    rc = {RecomputeMode::every, static_cast<int>(parse_int(a, k, 1))};
+  } else {
+    rc.mode = parse_named<RecomputeMode>(a, v, 3);  // none | selective | full ({every: k} above)
+  }
+  return [rc](Scenario& s) { s.parallel.recompute = rc; };
+}
+
+Setter make_setter(const Axis& a, const std::string& v) {
+  const std::string& k = a.key;
+  if (k == "parallel.tp") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.tp = static_cast<int>(x); });
+  if (k == "parallel.pp")
+    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
+      s.parallel.pp = static_cast<int>(x);
+      s.parallel.layers_auto = true;
+    });
+  if (k == "parallel.dp")
+    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
+      s.parallel.dp = static_cast<int>(x);
+      s.parallel.dp_auto = false;
+    });
+  if (k == "parallel.cp") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.cp = static_cast<int>(x); });
+  if (k == "parallel.ep") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.ep = static_cast<int>(x); });
+  if (k == "parallel.vpp")
+    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
+      s.parallel.vpp = static_cast<int>(x);
+      s.parallel.layers_auto = true;
+    });
+  if (k == "parallel.zero") {
+    const std::int64_t z = parse_int(a, v, 0);
+    if (z > 3) throw InputError(a.where, a.key, "'" + v + "' is not a ZeRO stage 0-3");
+    return [z](Scenario& s) { s.parallel.zero = static_cast<int>(z); };
+  }
+  if (k == "parallel.schedule") {
+    const Schedule sc = parse_named<Schedule>(a, v, 4);
+    return [sc](Scenario& s) { s.parallel.schedule = sc; };
+  }
+  if (k == "parallel.sequence_parallel") {
+    const bool b = parse_bool(a, v);
+    return [b](Scenario& s) { s.parallel.sequence_parallel = b; };
+  }
+  if (k == "parallel.recompute") return recompute_setter(a, v);
+  if (k == "training.micro_batch") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.micro_batch = x; });
+  if (k == "training.global_batch") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.global_batch = x; });
+  if (k == "training.sequence_length")
+    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.sequence_length = x; });
+  if (k == "training.flash_attention") {
+    const bool b = parse_bool(a, v);
+    return [b](Scenario& s) { s.training.flash_attention = b; };
+  }
+  if (k == "training.precision") {
+    const Precision p = parse_named<Precision>(a, v, kPrecisionCount);
+    return [p](Scenario& s) { s.training.precision = p; };
+  }
+  if (k == "cluster.nodes") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.cluster.nodes = static_cast<int>(x); });
+  throw InputError(a.where, a.key, "not a fast sweep key");
+}
+
+}  // namespace
+
+bool is_fast_key(const std::string& key) {
+  static const char* keys[] = {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
+                               "parallel.vpp", "parallel.zero", "parallel.schedule", "parallel.sequence_parallel",
+                               "parallel.recompute", "training.micro_batch", "training.global_batch",
+                               "training.sequence_length", "training.flash_attention", "training.precision",
+                               "cluster.nodes"};
+  for (const char* k : keys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+FastAxis make_fast_axis(const Axis& a) {
+  FastAxis f;
+  f.key = a.key;
+  for (const auto& v : a.values) {
+    f.labels.push_back(v);
+    f.setters.push_back(make_setter(a, v));
+  }
+  return f;
+}
+
+}  // namespace tp
