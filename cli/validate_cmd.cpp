@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "error_summary.h"
 #include "errors.h"
 #include "plan.h"
 #include "scenario.h"
@@ -46,16 +47,14 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
 int run_validate(const std::string& dir) {
   std::vector<ValidationRow> rows = validation_rows(dir);
   std::printf("%-52s %14s %14s %9s %7s\n", "run", "measured [s]", "predicted [s]", "error", "MFU");
-  double sum = 0, worst = 0;
+  ErrorSummary all;
   for (const auto& r : rows) {
     const double err = r.predicted_step / r.measured_step - 1.0;
-    sum += std::fabs(err);
-    worst = std::max(worst, std::fabs(err));
+    all.add(err);
     std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step, 100 * err,
                 100 * r.mfu);
   }
-  std::printf("step time: mean absolute error %.1f%%, max %.1f%% over %zu runs\n", 100 * sum / rows.size(), 100 * worst,
-              rows.size());
+  all.print("step time");
   run_validate_sharded(dir);
   return run_validate_h100_pytorch(dir);
 }

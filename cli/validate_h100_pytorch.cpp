@@ -9,28 +9,12 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "error_summary.h"
 #include "errors.h"
 #include "plan.h"
 #include "scenario.h"
 
 namespace tp {
-namespace {
-
-struct ErrorSum {
-  double sum = 0, worst = 0;
-  int n = 0;
-  void add(double err) {
-    sum += std::fabs(err);
-    worst = std::max(worst, std::fabs(err));
-    ++n;
-  }
-  void print(const char* what) const {
-    if (n > 0) std::printf("%s: mean absolute error %.1f%%, max %.1f%% over %d runs\n", what, 100 * sum / n, 100 * worst, n);
-  }
-};
-
-}  // namespace
-
 int run_validate_h100_pytorch(const std::string& dir) {
   const std::string set_dir = dir + "/h100-pytorch";
   const std::string index_path = set_dir + "/index.yaml";
@@ -40,7 +24,7 @@ int run_validate_h100_pytorch(const std::string& dir) {
   std::printf("\nReal H100 steps, PyTorch + Hugging Face (%s)\n", index_path.c_str());
   std::printf("%-34s %10s %10s %8s %11s %11s %8s\n", "run", "meas. [s]", "pred. [s]", "error", "meas. [GB]", "pred. [GB]",
               "error");
-  ErrorSum step, memory;
+  ErrorSummary step, memory;
   for (const auto& run : index["runs"]) {
     const std::string file = run["scenario"].as<std::string>();
     const Scenario s = load_scenario_file(set_dir + "/" + file);

@@ -9,30 +9,17 @@
 #include <map>
 
 #include "commands.h"
+#include "error_summary.h"
 
 namespace tp {
-namespace {
-
-struct ErrorSum {
-  double sum = 0, worst = 0;
-  int n = 0;
-  void add(double err) {
-    sum += std::fabs(err);
-    worst = std::max(worst, std::fabs(err));
-    ++n;
-  }
-};
-
-}  // namespace
-
 int run_validate_sharded(const std::string& dir) {
   const std::string set_dir = dir + "/sharded";
   if (!std::filesystem::exists(set_dir + "/index.yaml")) return 0;
   const std::vector<ValidationRow> rows = validation_rows(set_dir);
   std::printf("\nPublished sharded and Megatron-Core runs (%s/index.yaml)\n", set_dir.c_str());
   std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
-  ErrorSum all;
-  std::map<std::string, ErrorSum> by_class;
+  ErrorSummary all;
+  std::map<std::string, ErrorSummary> by_class;
   for (const auto& r : rows) {
     const double err = r.predicted_step / r.measured_step - 1.0;
     all.add(err);
@@ -41,13 +28,10 @@ int run_validate_sharded(const std::string& dir) {
                 r.predicted_step, 100 * err, 100 * r.mfu);
   }
   for (const auto& [name, e] : by_class) {
-    std::printf("  class %-22s mean absolute error %5.1f%%, max %5.1f%% over %d runs\n", name.c_str(), 100 * e.sum / e.n,
+    std::printf("  class %-22s mean absolute error %5.1f%%, max %5.1f%% over %d runs\n", name.c_str(), 100 * e.mean(),
                 100 * e.worst, e.n);
   }
-  if (all.n > 0) {
-    std::printf("step time: mean absolute error %.1f%%, max %.1f%% over %d runs\n", 100 * all.sum / all.n,
-                100 * all.worst, all.n);
-  }
+  all.print("step time");
   return 0;
 }
 
