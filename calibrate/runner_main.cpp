@@ -119,16 +119,5 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  try {
-    return tp::run(o);
-  } catch (const tp::InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const tp::IoError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 70;
-  }
+  return tp::run_with_exit_codes([&] { return tp::run(o); });
 }

@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
-#include <iostream>
 #include <string>
 #include <thread>
 
@@ -153,7 +152,7 @@ int main(int argc, char** argv) {
 
   limits.input_bytes = max_input_mib << 20;
 
-  try {
+  return tp::run_with_exit_codes([&] {
     if (evaluate->parsed()) return tp::run_evaluate(eval);
     if (catalog->parsed()) return tp::run_catalog(catalog_what, catalog_format);
     if (simulate->parsed()) return tp::run_simulate(sim);
@@ -165,15 +164,6 @@ int main(int argc, char** argv) {
     if (cal_import_cmd->parsed()) return tp::run_calibrate_import_torch(cal_import_in, cal_import_out, cal_import_gpu);
     if (sweep->parsed()) return tp::run_sweep_command(sweep_opts);
     if (report->parsed()) return tp::run_report(report_opts);
-  } catch (const tp::InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const tp::IoError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 70;
-  }
-  return 0;
+    return 0;
+  });
 }

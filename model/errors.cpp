@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include <iostream>
+
 namespace tp {
 
 std::string SourceLocation::str() const {
@@ -21,5 +23,20 @@ InputError::InputError(SourceLocation where, std::string field, std::string mess
       where_(std::move(where)),
       field_(std::move(field)),
       message_(std::move(message)) {}
+
+int run_with_exit_codes(const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const IoError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 70;
+  }
+}
 
 }  // namespace tp

@@ -1,6 +1,7 @@
 // Typed errors of trainplan's library code. Only main() turns them into exit codes.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -35,5 +36,10 @@ class IoError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Runs a command of an executable's main() and turns what it throws into the project's exit codes:
+// bad input or a file that cannot be read or written prints "error: ..." and gives 1; anything else is a
+// bug, printed as "internal error: ..." with 70. Otherwise the command's own status.
+int run_with_exit_codes(const std::function<int()>& command);
 
 }  // namespace tp
