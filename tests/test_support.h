@@ -1,6 +1,8 @@
 // Helpers shared by the test suites: scenario building and running the trainplan binary.
 #pragma once
 
+#include <sys/wait.h>
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -22,10 +24,10 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs the trainplan binary with `args` (a shell-quoted string).
-inline RunResult run_trainplan(const std::string& args) {
+// Runs a shell command line; stdout and stderr together.
+inline RunResult run_shell(const std::string& command) {
   RunResult r;
-  std::string cmd = std::string(TRAINPLAN_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = "(" + command + ") 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::array<char, 4096> buf{};
@@ -35,5 +37,8 @@ inline RunResult run_trainplan(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+// Runs the trainplan binary with `args` (a shell-quoted string).
+inline RunResult run_trainplan(const std::string& args) { return run_shell(std::string(TRAINPLAN_BINARY) + " " + args); }
 
 }  // namespace tp::test

@@ -16,16 +16,7 @@ std::string temp_path(const std::string& name) { return (std::filesystem::temp_d
 
 // Runs `binary` with environment assignments in front ("VAR=value ...").
 test::RunResult run_binary(const std::string& env, const std::string& binary, const std::string& args) {
-  test::RunResult r;
-  const std::string cmd = "env " + env + " " + binary + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell("env " + env + " " + binary + " " + args);
 }
 
 test::RunResult run_with_env(const std::string& env, const std::string& args) { return run_binary(env, TRAINPLAN_BINARY, args); }

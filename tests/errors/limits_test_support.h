@@ -2,8 +2,6 @@
 // writing a temporary input file.
 #pragma once
 
-#include <sys/wait.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,19 +16,7 @@ namespace tp::limtest {
 constexpr double kMaxSeconds = 20.0;
 constexpr long kMaxKiB = 2L << 20;  // 2 GiB of address space (not applied under ASan, which reserves more)
 
-// Runs a shell command line; stdout and stderr together.
-inline test::RunResult run_shell(const std::string& command) {
-  test::RunResult r;
-  const std::string cmd = "(" + command + ") 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::run_shell;
 
 struct BoundedRun {
   test::RunResult result;
