@@ -119,14 +119,8 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
 // One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
 // only, moving `bytes` (unsplit) split as `split` over the TP ranks.
 Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::elementwise;
-  op.block = block;
+  Op op = elementwise_op(name, block, 0.0, split, bytes);  // keeps nothing for backward
   op.expert = expert;
-  op.flops_split = split;
-  op.saved_split = split;
-  op.bytes_moved = bytes;
   set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
   op.forward_share = forward ? 1.0 : 0.0;
   op.backward_share = forward ? 0.0 : 1.0;
