@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help exits 0; every usage error exits 1, as trainplan does (CLI11's own codes are 105-114).
+    return app.exit(e) == 0 ? 0 : 1;
   }
   return tp::run_with_exit_codes([&] { return tp::run(o); });
 }

@@ -1,10 +1,12 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <unordered_set>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -23,19 +25,35 @@
 namespace tp {
 namespace {
 
+// Prints one table row without the trailing spaces an empty last column would leave.
+void print_row(std::string row) {
+  row.erase(row.find_last_not_of(' ') + 1);
+  std::printf("%s\n", row.c_str());
+}
+
+template <typename... Args>
+std::string format_row(const char* format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format, args...);
+  std::string row(static_cast<size_t>(std::max(n, 0)) + 1, '\0');
+  std::snprintf(row.data(), row.size(), format, args...);
+  row.resize(static_cast<size_t>(std::max(n, 0)));
+  return row;
+}
+
 void print_points(const char* title, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
                   const std::vector<FastAxis>& axes) {
+  const char* format = "  %4s  %-46s %6s %9s %9s %6s %9s %14s %11s  %s";
   std::printf("\n%s\n", title);
-  std::printf("  %4s  %-46s %6s %9s %9s %6s %9s %14s %11s  %s\n", "#", "layout", "GPUs", "mem[GiB]", "step[s]", "MFU%",
-              "days", "cost[USD]", "energy[MWh]", "other");
+  print_row(format_row(format, "#", "layout", "GPUs", "mem[GiB]", "step[s]", "MFU%", "days", "cost[USD]", "energy[MWh]",
+                       "other"));
   int rank = 0;
   for (const auto& p : points) {
     // format_fixed switches to scientific notation for huge values (no 40-digit cells).
-    std::printf("  %4d  %-46s %6d %9s %9s %6s %9s %14s %11s  %s\n", ++rank, layout_label(p).c_str(), p.gpus,
-                format_fixed(p.memory / kGiB, 2).c_str(), format_fixed(p.step, 3).c_str(),
-                format_fixed(100 * p.mfu, 1).c_str(), format_fixed(p.run_seconds / 86400.0, 2).c_str(),
-                format_fixed(p.cost, 0).c_str(), format_fixed(p.energy_kwh / 1000.0, 1).c_str(),
-                extra_label(p, bases, axes).c_str());
+    print_row(format_row(format, std::to_string(++rank).c_str(), layout_label(p).c_str(), std::to_string(p.gpus).c_str(),
+                         format_fixed(p.memory / kGiB, 2).c_str(), format_fixed(p.step, 3).c_str(),
+                         format_fixed(100 * p.mfu, 1).c_str(), format_fixed(p.run_seconds / 86400.0, 2).c_str(),
+                         format_fixed(p.cost, 0).c_str(), format_fixed(p.energy_kwh / 1000.0, 1).c_str(),
+                         extra_label(p, bases, axes).c_str()));
   }
 }
 

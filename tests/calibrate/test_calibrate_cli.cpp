@@ -110,11 +110,15 @@ TEST(CalibrateRunner, ChecksItsArgumentsBeforeAnyDeviceQuestion) {
   EXPECT_NE(bad_suite.output.find("unknown suite 'kernel'"), std::string::npos) << bad_suite.output;
   EXPECT_NE(bad_suite.output.find("did you mean 'kernels'?"), std::string::npos) << bad_suite.output;
   const auto no_output = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--suite gemm");
-  EXPECT_NE(no_output.exit_code, 0) << no_output.output;
+  EXPECT_EQ(no_output.exit_code, 1) << no_output.output;  // a usage error exits 1, not CLI11's 106
   EXPECT_NE(no_output.output.find("--output is required"), std::string::npos) << no_output.output;
   const auto bad_scenario = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--scenario /nonexistent.yaml -o /tmp/x.json");
   EXPECT_EQ(bad_scenario.exit_code, 1) << bad_scenario.output;
   EXPECT_NE(bad_scenario.output.find("/nonexistent.yaml"), std::string::npos) << bad_scenario.output;
+  const auto unknown_flag = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--no-such-flag -o /tmp/x.json");
+  EXPECT_EQ(unknown_flag.exit_code, 1) << unknown_flag.output;
+  const auto help = run_binary("CUDA_VISIBLE_DEVICES=", TRAINPLAN_RUNNER, "--help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
 }
 
 // As one rank of an mpirun / srun launch (the launchers' environment variables), without a device: the

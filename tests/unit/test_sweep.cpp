@@ -1,6 +1,7 @@
 // The sweep: parallel: auto enumeration, ranking against brute force, Pareto fronts, determinism
 // across thread counts and rejection accounting. Oracles: a hand-listed mesh set and brute-force
 // evaluation with make_plan written in the test.
+#include <sstream>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -238,6 +239,18 @@ TEST(SweepCli, SimulateTopRescoresTheBestLayouts) {
   const size_t at = r.output.find("Re-scored with the step simulator (best 2)");
   ASSERT_NE(at, std::string::npos) << r.output;
   EXPECT_NE(r.output.find("simulated [s]", at), std::string::npos);
+}
+
+// The table's last column ("other") is empty for a plain grid: no row may end in spaces.
+TEST(SweepCli, TableRowsHaveNoTrailingSpaces) {
+  test::RunResult r = test::run_trainplan("sweep --grid parallel.pp=1,2,4 --top 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line); ++rows) {
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "row ends in a space: '" << line << "'";
+  }
+  EXPECT_GT(rows, 3);
 }
 
 TEST(SweepCli, NoFeasiblePointExitsNonZeroAndSaysWhy) {
