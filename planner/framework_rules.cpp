@@ -50,6 +50,57 @@ void apply_te_fp8_saved(SavedTensorRules& r) {
   r.attention_out_extra = kFp8;
 }
 
+// Memory passes and kernels of the eager non-GEMM ops (step time), counted from their torch ops.
+void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m) {
+  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
+  // the training dtype), counted from the torch ops of the modules named above.
+  r.eager_kernels = true;
+  if (m.norm == Norm::rmsnorm) {
+    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
+    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
+    r.norm_passes = t.autocast ? 3.5 : 9.0;
+    r.norm_kernels = 6;
+  }
+  if (m.activation == Activation::gelu_tanh) {
+    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
+    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
+    r.activation_passes = t.autocast ? 17.5 : 9.0;
+    r.activation_kernels = 9;
+  }
+  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
+  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
+  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
+  // against 6 B minimal.
+  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
+  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
+  r.rotary_passes = 5.0;
+  r.rotary_kernels = 10;
+  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
+  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
+  r.casts_after_activation = t.autocast && m.activation == Activation::gelu_tanh ? 1.0 : 0.0;
+}
+
+// torch.compile: what Inductor fuses and what its min-cut partitioner keeps for backward.
+void apply_compile(SavedTensorRules& r, const TrainingSpec& t, bool swiglu, double bpv) {
+  const double lo = 2.0;
+  r.casts_after_activation = 0.0;
+  // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
+  r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
+  r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
+  r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
+  // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
+  // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
+  // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
+  r.separate_qkv = r.separate_gate_up = false;
+  r.norm = r.residual;
+  r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
+  r.fc2_input = 0.0;
+  if (!t.fused_loss) {
+    r.loss_forward_extra = 0.0;
+    r.loss_backward_extra = 4.0;
+  }
+}
+
 }  // namespace
 
 const FrameworkRules& framework_rules(Framework f) {
@@ -121,50 +172,8 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     r.loss_backward_extra = 2.0;
   }
   r.autocast_weight_copies = t.autocast;
-  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
-  // the training dtype), counted from the torch ops of the modules named above.
-  r.eager_kernels = true;
-  if (m.norm == Norm::rmsnorm) {
-    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
-    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
-    r.norm_passes = t.autocast ? 3.5 : 9.0;
-    r.norm_kernels = 6;
-  }
-  if (m.activation == Activation::gelu_tanh) {
-    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
-    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
-    r.activation_passes = t.autocast ? 17.5 : 9.0;
-    r.activation_kernels = 9;
-  }
-  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
-  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
-  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
-  // against 6 B minimal.
-  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
-  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
-  r.rotary_passes = 5.0;
-  r.rotary_kernels = 10;
-  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
-  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
-  r.casts_after_activation = t.autocast && m.activation == Activation::gelu_tanh ? 1.0 : 0.0;
-  if (t.compile) {
-    r.casts_after_activation = 0.0;
-    // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
-    r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
-    r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
-    r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
-    // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
-    // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
-    // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
-    r.separate_qkv = r.separate_gate_up = false;
-    r.norm = r.residual;
-    r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
-    r.fc2_input = 0.0;
-    if (!t.fused_loss) {
-      r.loss_forward_extra = 0.0;
-      r.loss_backward_extra = 4.0;
-    }
-  }
+  apply_eager_passes(r, t, m);
+  if (t.compile) apply_compile(r, t, swiglu, bpv);
   return r;
 }
 
