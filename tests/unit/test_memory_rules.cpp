@@ -77,6 +77,15 @@ TEST(MemoryRules, FusedLossKeepsSixteenBitLogits) {
   EXPECT_DOUBLE_EQ(r.loss_backward_extra, 2.0);  // torch.empty_like(logits) for the gradient
 }
 
+TEST(MemoryRules, FusedLossIsASettingOfEagerFrameworks) {
+  // Megatron runs its own vocab-parallel cross-entropy: the key is refused there, accepted for fsdp.
+  const std::string model =
+      "model: {layers: 2, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n";
+  EXPECT_THROW(test::scenario(model + "training: {global_batch: 1, fused_loss: true}\n"), std::exception);
+  EXPECT_TRUE(test::scenario(model + "training: {framework: fsdp, global_batch: 1, fused_loss: true}\n").training.fused_loss);
+}
+
 const char* kDeepSpeed1T =
     "model: {layers: 4, hidden: 25600, heads: 160, ffn_hidden: 102400, vocab: 50304, activation: gelu, "
     "norm: layernorm, position: learned, max_positions: 1024, tied_embeddings: true, bias: true}\n"
