@@ -228,6 +228,11 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
   if (p.offload_params == OffloadTarget::cpu && p.zero != 3) {
     c.add("parallel.offload.params", "parallel.zero", "offloading parameters to the CPU needs zero: 3");
   }
+  if (p.offload_activations == OffloadTarget::cpu && p.recompute.mode != RecomputeMode::full &&
+      p.recompute.mode != RecomputeMode::every) {
+    c.add("parallel.offload.activations", "parallel.recompute",
+          "offloading activations moves the checkpointed layer inputs to the host: it needs recompute: full or every");
+  }
   if (p.recompute.mode == RecomputeMode::every && p.recompute.every < 1) {
     c.add("parallel.recompute.every", "", "must be at least 1 layer");
   }

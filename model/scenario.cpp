@@ -123,6 +123,10 @@ TrainingSpec read_training(MapReader& r) {
                           {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
   t.autocast = r.boolean("autocast", t.autocast);
   t.compile = r.boolean("compile", t.compile);
+  t.fused_loss = r.boolean("fused_loss", t.fused_loss);
+  if (t.fused_loss && t.framework == Framework::megatron) {
+    r.fail("fused_loss", "is a setting of eager frameworks; megatron runs its own vocab-parallel cross-entropy");
+  }
   if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
     r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
                            " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");
@@ -203,6 +207,7 @@ ParallelSpec read_parallel(MapReader& r) {
     MapReader o(r.node("offload"), r.field("offload"), r.file());
     p.offload_optimizer = read_offload(o, "optimizer");
     p.offload_params = read_offload(o, "params");
+    p.offload_activations = read_offload(o, "activations");
     o.finish();
   }
   if (r.has("placement")) {

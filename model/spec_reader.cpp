@@ -26,7 +26,7 @@ ModelSpec read_model_fields(MapReader& r, ModelSpec m) {
   m.ffn_hidden = r.integer("ffn_hidden", m.ffn_hidden, 1, kBig);
   m.vocab = r.integer("vocab", m.vocab, 1, kBig);
   m.activation = r.choice("activation", m.activation,
-                          {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu},
+                          {{"gelu", Activation::gelu}, {"gelu_tanh", Activation::gelu_tanh}, {"swiglu", Activation::swiglu},
                            {"relu", Activation::relu}, {"relu2", Activation::relu2}});
   m.norm = r.choice("norm", m.norm, {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}});
   m.position = r.choice("position", m.position,

@@ -47,6 +47,7 @@ const char* to_string(MeshDim d) {
 const char* to_string(Activation a) {
   switch (a) {
     case Activation::gelu: return "gelu";
+    case Activation::gelu_tanh: return "gelu_tanh";
     case Activation::swiglu: return "swiglu";
     case Activation::relu: return "relu";
     case Activation::relu2: return "relu2";

@@ -20,7 +20,10 @@ double element_bytes(Precision p);
 // keeps 16-bit weights and, through Transformer Engine, 16-bit copies of most activations).
 double stored_bytes(Precision p);
 
-enum class Activation { gelu, swiglu, relu, relu2 };
+// gelu: torch.nn.GELU / F.gelu, one kernel that keeps its input (MPT, torchtitan, Megatron's fused
+// bias-GeLU); gelu_tanh: Hugging Face's NewGELUActivation (`gelu_new`, GPT-2), the tanh approximation
+// composed of pow/tanh/mul torch ops, each keeping its own tensors (planner/framework_rules.cpp).
+enum class Activation { gelu, gelu_tanh, swiglu, relu, relu2 };
 enum class Norm { layernorm, rmsnorm };
 enum class Position { rope, learned, alibi };
 enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
@@ -120,6 +123,9 @@ struct TrainingSpec {
   bool autocast = false;  // torch.autocast: fp32 parameters, GEMMs in `precision` on cached 16-bit copies
   bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
   StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
+  // Eager frameworks: the loss is one fused cross-entropy kernel on the 16-bit logits (flash-attn's Triton
+  // CrossEntropyLoss, llm-foundry's `fused_crossentropy` default) instead of an fp32 upcast + cross_entropy.
+  bool fused_loss = false;
 };
 
 // Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with
@@ -151,6 +157,9 @@ struct ParallelSpec {
   Recompute recompute;
   OffloadTarget offload_optimizer = OffloadTarget::none;
   OffloadTarget offload_params = OffloadTarget::none;
+  // The checkpointed layer inputs (recompute full/every) kept in host memory until the backward pass
+  // (DeepSpeed activation_checkpointing.cpu_checkpointing).
+  OffloadTarget offload_activations = OffloadTarget::none;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool overlap_tp_comm = false;

@@ -102,6 +102,30 @@ double in_flight_chunks(const ParallelSpec& p, int stage, std::int64_t m) {
 }
 
 
+// Parameters one GPU holds gathered at once under ZeRO-3: whole layers (FSDP units: the current one and
+// `prefetch_layers` ahead), or, where the framework gathers per submodule (DeepSpeed), the largest
+// submodule plus the prefetch bucket, never more than the whole-layer count.
+double zero3_gathered_params(const FrameworkRules& fw, const std::vector<Op>& layer, const Layout& l,
+                             double layer_total, int prefetch_layers) {
+  const double whole = (1.0 + prefetch_layers) * layer_total;
+  if (fw.zero3_prefetch_parameters <= 0) return whole;
+  double largest = 0;
+  for (const Op& op : layer) {
+    const double div = op.expert ? static_cast<double>(l.ep) : 1.0;
+    largest = std::max(largest, (op.params_split / l.tp + op.params_replicated) / div);
+  }
+  return std::min(whole, largest + fw.zero3_prefetch_parameters);
+}
+
+// The loss's largest single tensor (its saved fp32 log-probabilities or 16-bit logits) on one GPU.
+double largest_loss_block(const std::vector<Op>& head, const Layout& l) {
+  double bytes = 0;
+  for (const Op& op : head) {
+    if (op.kind == OpKind::loss) bytes = std::max(bytes, tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp));
+  }
+  return bytes * l.b / l.cp;
+}
+
 // Optimizer states kept in the parameters' dtype (`same`, torch.optim's zeros_like(param)) scale with
 // its bytes; fp32 states, and the int8 states of adam8bit, do not.
 double state_scale(const TrainingSpec& t, double weight_bytes) {
@@ -254,6 +278,8 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
   const double act_emb = saved_of(g.embedding, l, false);
   const double act_head = saved_of(g.head, l, false);
   const double boundary = tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+  const bool recomputes_layers = p.recompute.mode == RecomputeMode::full || p.recompute.mode == RecomputeMode::every;
+  const double gathered = zero3_gathered_params(fw, g.layer, l, layer_params.total(), ms.zero3_prefetch_layers);
 
   e.capacity = s.cluster.gpu.memory;
   e.usable = Bytes(e.capacity.value * (1.0 - ms.headroom));
@@ -304,6 +330,12 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
         break;
       }
     }
+    // Activation offload (DeepSpeed cpu_checkpointing): the checkpointed layer inputs wait on the host.
+    double offloaded_acts = 0;
+    if (p.offload_activations == OffloadTarget::cpu && recomputes_layers) {
+      offloaded_acts = acts;
+      acts = 0;
+    }
     b.in_flight = chunks / v;
     if (first) acts += b.in_flight * act_emb;
     if (last) acts += (p.pp > 1 ? b.in_flight : 1.0) * act_head;
@@ -316,10 +348,10 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
     double buffers = recompute_working_set;
     if (p.pp > 1) buffers += 2.0 * boundary;
     if (p.zero >= 2) buffers += 2.0 * ms.comm_bucket.value;
-    if (p.zero >= 3) buffers += (1.0 + ms.zero3_prefetch_layers) * layer_params.total() * wb;
+    if (p.zero >= 3) buffers += gathered * wb;
 
     // Offload: optimizer states, master weights and fp32 gradients live on the host (ZeRO-Offload).
-    double host = 0;
+    double host = offloaded_acts;
     if (p.offload_optimizer == OffloadTarget::cpu) {
       host += master + optim + sharded(4.0, p.zero >= 2);
       master = 0;
@@ -350,13 +382,22 @@ void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
       buffers += copies;
     }
     const double tensors = weights + grads + master + optim + acts + buffers;
+    // Allocator slack (docs/model.md §9): the caching allocator fragments only what is allocated and
+    // freed during the step (activations, buffers, gradients freed by zero_grad); tensors allocated once
+    // for the run (weights, kept gradient buffers, master copy, optimizer states) fill their blocks.
+    const double transient = acts + buffers + (fw.persistent_gradients ? 0.0 : grads);
+    // With layer recompute the backward pass allocates each recomputed layer after the loss has freed
+    // its buffers, inside the segments the loss left cached; a split segment is never returned
+    // (c10/cuda/CUDACachingAllocator.cpp: release_cached_blocks frees whole free segments only), so the
+    // next step's loss needs its largest tensor in a fresh segment: reserved exceeds allocated by it.
+    const double stranded = last && recomputes_layers ? largest_loss_block(g.head, l) : 0.0;
     b.weights = Bytes(weights);
     b.gradients = Bytes(grads);
     b.master_weights = Bytes(master);
     b.optimizer = Bytes(optim);
     b.activations = Bytes(acts);
     b.buffers = Bytes(buffers);
-    b.overhead = Bytes(ms.cuda_context.value + ms.allocator_overhead * tensors);
+    b.overhead = Bytes(ms.cuda_context.value + ms.allocator_overhead * transient + stranded);
     b.total = Bytes(tensors) + b.overhead;
     b.host = Bytes(host);
     e.stages.push_back(b);

@@ -16,7 +16,8 @@ namespace {
 //   (eager RMSNorm, separate wq/wk/wv and w1/w3 Linear modules, SDPA).
 // - pytorch: torch/optim/adamw.py (exp_avg, exp_avg_sq = zeros_like(param): states in the parameter
 //   dtype), torch/optim/optimizer.py zero_grad(set_to_none=True); transformers modeling_llama.py
-//   (LlamaRMSNorm upcasts to fp32), activations.py (NewGELUActivation composed of pow/tanh/mul),
+//   (LlamaRMSNorm upcasts to fp32), activations.py (NewGELUActivation composed of pow/tanh/mul: the
+//   model's `gelu_tanh`; `gelu` is torch's one-kernel GELU, llm-foundry MPT's ffn_act_fn default),
 //   loss/loss_utils.py ForCausalLMLoss (logits.float() then cross_entropy).
 // PyTorch SDPA's FlashAttention-2 kernels (pytorch_flash::flash_fwd_kernel in
 // h100-pytorch-kernel-time.json) against cuDNN's on the same shapes (torch-attention-and-kernels.json,
@@ -28,12 +29,77 @@ const FrameworkRules kRules[] = {
     {Framework::megatron, "megatron", LayerCode::fused, true, StatePrecision::fp32, 1.0,
      "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py"},
     {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, kSdpaFlash2,
-     "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model"},
+     "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model", 5e7},
     {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, kSdpaFlash2,
      "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
     {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, kSdpaFlash2,
      "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
 };
+
+// FP8 training through Transformer Engine (TE 1.8 transformer_engine/pytorch/module/layernorm_linear.py
+// and linear.py, _LayerNormLinear/_Linear.forward, ctx.save_for_backward): LayerNormLinear (qkv, fc1)
+// keeps the norm's 16-bit input and its output `ln_out` in FP8 (1 B) for the weight gradient; Linear
+// (attention out-projection, fc2) keeps its input cast to FP8 (1 B: `inputmat`, or its transpose
+// `inputmat_t` without sequence parallelism). The fused attention still keeps its 16-bit output for its
+// own backward, so the out-projection's FP8 copy is kept beside it. The output layer is a bf16 Megatron
+// ColumnParallelLinear (head_input unchanged).
+void apply_te_fp8_saved(SavedTensorRules& r) {
+  constexpr double kFp8 = 1.0;
+  r.gemm_input = kFp8;
+  r.fc2_input = kFp8;
+  r.attention_out_extra = kFp8;
+}
+
+// Memory passes and kernels of the eager non-GEMM ops (step time), counted from their torch ops.
+void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m) {
+  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
+  // the training dtype), counted from the torch ops of the modules named above.
+  r.eager_kernels = true;
+  if (m.norm == Norm::rmsnorm) {
+    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
+    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
+    r.norm_passes = t.autocast ? 3.5 : 9.0;
+    r.norm_kernels = 6;
+  }
+  if (m.activation == Activation::gelu_tanh) {
+    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
+    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
+    r.activation_passes = t.autocast ? 17.5 : 9.0;
+    r.activation_kernels = 9;
+  }
+  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
+  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
+  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
+  // against 6 B minimal.
+  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
+  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
+  r.rotary_passes = 5.0;
+  r.rotary_kernels = 10;
+  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
+  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
+  r.casts_after_activation = t.autocast && m.activation == Activation::gelu_tanh ? 1.0 : 0.0;
+}
+
+// torch.compile: what Inductor fuses and what its min-cut partitioner keeps for backward.
+void apply_compile(SavedTensorRules& r, const TrainingSpec& t, bool swiglu, double bpv) {
+  const double lo = 2.0;
+  r.casts_after_activation = 0.0;
+  // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
+  r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
+  r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
+  r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
+  // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
+  // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
+  // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
+  r.separate_qkv = r.separate_gate_up = false;
+  r.norm = r.residual;
+  r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
+  r.fc2_input = 0.0;
+  if (!t.fused_loss) {
+    r.loss_forward_extra = 0.0;
+    r.loss_backward_extra = 4.0;
+  }
+}
 
 }  // namespace
 
@@ -53,6 +119,8 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss.
     r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
     r.activation = act_width * bpv;
+    r.head_input = bpv;
+    if (t.precision == Precision::fp8) apply_te_fp8_saved(r);
     return r;
   }
   // Eager PyTorch code. Under torch.autocast the parameters (and so the embeddings and the residual
@@ -74,6 +142,11 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.gemm_input = t.autocast ? lo : bpv;
   switch (m.activation) {
     case Activation::gelu:
+      // torch.nn.GELU / F.gelu (aten gelu, one kernel; not on autocast's lists, so it runs in the 16-bit
+      // dtype of the fc1 output): keeps its input only (derivatives.yaml: gelu_backward(grad, self)).
+      r.activation = t.autocast ? lo : bpv;
+      break;
+    case Activation::gelu_tanh:
       // NewGELUActivation: pow keeps its input (fp32 under autocast), tanh its output, the final mul
       // keeps 0.5*x and 1+tanh (fp32 under autocast: fp32 tanh promotes); fc2 then keeps its cast input.
       r.activation = t.autocast ? 4.0 + 4.0 + 4.0 + lo : 4.0 * bpv;
@@ -83,55 +156,24 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     case Activation::relu2: r.activation = bpv; break;
   }
   r.fc2_input = t.autocast ? lo : bpv;
+  r.head_input = r.gemm_input;
   // HF loss: fp32 upcast of the logits, log_softmax keeps its fp32 output (4 B per logit). Forward peak:
   // 16-bit logits + fp32 copy beside it (6 B more); backward peak: log_softmax backward holds the
   // incoming and outgoing fp32 gradients (8 B more) while the 16-bit logits are gone.
   r.loss_saved = 4.0;
   r.loss_forward_extra = bpv + 4.0;
   r.loss_backward_extra = 8.0;
-  r.autocast_weight_copies = t.autocast;
-  // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
-  // the training dtype), counted from the torch ops of the modules named above.
-  r.eager_kernels = true;
-  if (m.norm == Norm::rmsnorm) {
-    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
-    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
-    r.norm_passes = t.autocast ? 3.5 : 9.0;
-    r.norm_kernels = 6;
-  }
-  if (m.activation == Activation::gelu) {
-    // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
-    // ~70 B per element under autocast (fp32 intermediates), 36 B in bf16, against 4 B minimal.
-    r.activation_passes = t.autocast ? 17.5 : 9.0;
-    r.activation_kernels = 9;
-  }
-  // SwiGLU: silu then mul, the kernel class swiglu_* measures exactly this eager pair (1 pass).
-  if (m.activation == Activation::swiglu) r.activation_kernels = 2;
-  // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
-  // against 6 B minimal.
-  r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
-  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
-  r.rotary_passes = 5.0;
-  r.rotary_kernels = 10;
-  r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
-  // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
-  r.casts_after_activation = t.autocast && m.activation == Activation::gelu ? 1.0 : 0.0;
-  if (t.compile) {
-    r.casts_after_activation = 0.0;
-    // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
-    r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
-    r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
-    r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
-    // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
-    // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
-    // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
-    r.separate_qkv = r.separate_gate_up = false;
-    r.norm = r.residual;
-    r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
-    r.fc2_input = 0.0;
+  if (t.fused_loss) {
+    // flash-attn losses/cross_entropy.py (Triton CrossEntropyLoss, llm-foundry's `fused_crossentropy`):
+    // the forward keeps the 16-bit logits and an fp32 log-sum-exp per row; the backward writes the
+    // logits' gradient into a new 16-bit tensor (torch.empty_like(logits), inplace_backward=False).
+    r.loss_saved = 2.0;
     r.loss_forward_extra = 0.0;
-    r.loss_backward_extra = 4.0;
+    r.loss_backward_extra = 2.0;
   }
+  r.autocast_weight_copies = t.autocast;
+  apply_eager_passes(r, t, m);
+  if (t.compile) apply_compile(r, t, swiglu, bpv);
   return r;
 }
 

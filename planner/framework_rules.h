@@ -26,6 +26,11 @@ struct FrameworkRules {
   // PyTorch's SDPA runs FlashAttention-2 on Hopper.
   double attention_throughput = 1.0;
   const char* source = "";  // where the rules above were read
+  // ZeRO-3 parameter gathers. 0: whole layers are gathered (FSDP units, `memory.zero3_prefetch_layers`
+  // ahead). DeepSpeed gathers each submodule just before it runs and releases it after, fetching up to
+  // `zero3_prefetch_parameters` elements ahead (deepspeed/runtime/zero/config.py: stage3_prefetch_bucket_size
+  // default 5e7; partitioned_param_coordinator.py fetch_sub_module / release_sub_module).
+  double zero3_prefetch_parameters = 0;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -42,6 +47,8 @@ struct SavedTensorRules {
   double activation = 2;     // per element of an fc1-output-wide tensor, the activation's own saved tensors
                              // (multiplied by the activation's width, see op_graph.cpp)
   double fc2_input = 2;      // per element of the second MLP GEMM's input
+  double attention_out_extra = 0;  // per element of the attention output: an FP8 copy the out-projection keeps
+  double head_input = 2;     // per element of the output layer's input
   // Loss on the logits, per logit: saved, and extra working memory at the forward and backward peak.
   double loss_saved = 4, loss_forward_extra = 0, loss_backward_extra = 0;
   bool autocast_weight_copies = false;  // 16-bit copies of the GEMM weights cached until backward

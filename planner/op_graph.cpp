@@ -230,7 +230,9 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     }
     L.push_back(scores);
   }
-  L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true, s * q_dim * bpv, TpSplit::tp));
+  // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
+  L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
+                      s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
   // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
   L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
@@ -310,7 +312,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv, r.norm));
   if (r.eager_kernels) apply_eager_kernels(g.head, m, r, s);
   {
-    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.gemm_input, TpSplit::seq_tp);
+    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
     if (m.tied_embeddings) {
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }

@@ -13,7 +13,9 @@ def model_of(cf):
     if cf["model_type"] == "gpt2":
         h = cf["n_embd"]
         return {"name": "gpt2 h%d" % h, "layers": cf["n_layer"], "hidden": h, "heads": cf["n_head"],
-                "ffn_hidden": cf.get("n_inner") or 4 * h, "vocab": cf["vocab_size"], "activation": "gelu",
+                "ffn_hidden": cf.get("n_inner") or 4 * h, "vocab": cf["vocab_size"],
+                # HF GPT-2 activation_function gelu_new: NewGELUActivation, the composed tanh approximation
+                "activation": {"gelu_new": "gelu_tanh", "gelu": "gelu"}[cf["activation_function"]],
                 "norm": "layernorm", "position": "learned", "max_positions": cf["n_positions"],
                 "tied_embeddings": cf["tie_word_embeddings"], "bias": True, "dropout": False}
     return {"name": "llama h%d" % cf["hidden_size"], "layers": cf["num_hidden_layers"], "hidden": cf["hidden_size"],

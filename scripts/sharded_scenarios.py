@@ -175,23 +175,39 @@ def setup_of(run, shape):
             notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")
         if fam == "pytorch-fsdp-blog":
             tr["precision"] = "fp16"
+            tr["optimizer"] = "sgd"
+            notes.append("optimizer: SGD (printed: 'SGD optimizer; random input data')")
             par["offload"] = {"params": "cpu", "optimizer": "cpu"}
             notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
         if fam == "llmfoundry":
-            notes.append("fsdp framework: FSDP mixed precision PURE gathers bf16 copies of fp32 shards (sweep.py)")
+            mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
+            notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
+                         "(composer get_mixed_precision: param_dtype = the autocast dtype for DEFAULT and PURE)" % mode)
+            tr["fused_loss"] = True
+            notes.append("loss: llm-foundry ComposerMPTCausalLM loss_fn default 'fused_crossentropy' "
+                         "(flash_attn.losses.cross_entropy.CrossEntropyLoss on the 16-bit logits)")
         return tr, par, notes
     if fam == "deepspeed-azure":
         tr = {"framework": "deepspeed", "precision": "fp16", **tr}
-        par.update({"zero": 3, "offload": {"optimizer": "cpu"}})
+        par.update({"zero": 3, "offload": {"optimizer": "cpu", "activations": "cpu"}})
         notes.append("precision not printed: 16-bit (the published TFLOP/s exceed the A100 TF32 peak of 156); fp16")
-        notes.append("activation offload to host memory (printed) is not modelled; optimizer states on the host")
+        notes.append("printed: 'activation and optimizer states are allocated in the main memory': optimizer "
+                     "states on the host (ZeRO-Offload) and the checkpointed activations on the host "
+                     "(DeepSpeed activation_checkpointing cpu_checkpointing)")
         return tr, par, notes
     # Megatron-Core family: distributed optimizer (ZeRO-1, fp32 gradients), sequence parallel when tp > 1,
     # overlapped gradient reduce and parameter gather.
     prec = "fp8" if "fp8" in str(run["precision"]) else "bf16"
     if run["precision"] is None:
         notes.append("precision not printed: bf16 (408.8 TFLOP/s at 41 % MFU implies the ~989 TFLOP/s bf16 peak)")
-    tr = {"framework": "megatron", "precision": prec, "grad_precision": "fp32", **tr}
+    grads = "fp32"
+    if fam == "mbridge2511":
+        # Megatron-Bridge scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml and
+        # llama3/llama3_8b_llm_pretrain.yaml: mixed_precision.grad_reduce_in_fp32: false (bf16 gradient buffer).
+        grads = "bf16"
+        notes.append("gradients: bf16 buffer (Megatron-Bridge performance configs set "
+                     "mixed_precision.grad_reduce_in_fp32: false)")
+    tr = {"framework": "megatron", "precision": prec, "grad_precision": grads, **tr}
     vpp = p.get("vpp") or 1
     par.update({"schedule": "interleaved" if vpp > 1 else "1f1b", "vpp": vpp,
                 "zero": 3 if "FSDP," in p["sharding"] or "Megatron-FSDP" in p["sharding"] else 1,

@@ -104,10 +104,9 @@ TEST(PytorchH100, PeakAllocatedMemoryAndOutOfMemoryVerdict) {
     if (run["oom"]) {
       ++oom_cases;
       std::printf("%-30s %14s %14.2f   predicted %s\n", file.c_str(), "OOM", allocated / 1e9, e.feasible ? "to fit" : "not to fit");
-      // Known gap: the measured out-of-memory is not reproduced by the allocated-memory model (see
-      // docs/model.md, "Frameworks"); what is asserted is that the prediction is the largest of all cases
-      // and above 80 % of the GPU.
-      EXPECT_GT(e.memory.total.value, 0.8 * e.capacity.value) << file;
+      // It ran out of memory on the 80 GB H100 (h100-pytorch-steps.json): predicted not to fit, through
+      // the stranded loss block that layer recompute leaves in the allocator (docs/model.md §9).
+      EXPECT_FALSE(e.feasible) << file;
       continue;
     }
     rows.push_back({file, allocated, run["peak_allocated_bytes"].as<double>()});

@@ -40,10 +40,13 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 15.0 % mean, 58.9 % max. These bounds record
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 20.5 % mean, 60.0 % max. These bounds record
   // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
-  EXPECT_LE(mean, 0.16);
-  EXPECT_LE(worst, 0.60);
+  // The level was 15.0 % / 58.9 % while MPT's GELU was timed as Hugging Face's nine-kernel gelu_new; MPT
+  // runs torch.nn.GELU (one kernel), which makes the llm-foundry H100 runs 10-30 points faster than
+  // measured: the time they miss is elsewhere (§22).
+  EXPECT_LE(mean, 0.21);
+  EXPECT_LE(worst, 0.61);
 }
 
 }  // namespace

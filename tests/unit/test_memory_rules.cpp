@@ -1,0 +1,141 @@
+// Memory rules, each checked against a hand computation written here (docs/model.md §9, §20, §21):
+// - Transformer Engine FP8 saved tensors of one layer (TE 1.8 layernorm_linear.py / linear.py
+//   save_for_backward: FP8 `ln_out` and FP8 Linear inputs, 1 B; the attention keeps its bf16 output);
+// - torch's one-kernel GELU (`gelu`) keeps its input only, HF's composed `gelu_tanh` four tensors;
+// - flash-attn's fused cross-entropy keeps the 16-bit logits (`fused_loss`);
+// - DeepSpeed ZeRO-3 gathers the largest submodule plus a 5e7-element prefetch bucket;
+// - activation offload moves the checkpointed layer inputs to the host;
+// - the allocator slack covers only memory allocated during the step, and with layer recompute one more
+//   loss-sized block (the stranded segment).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "estimate.h"
+#include "op_graph.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+double layer_saved(const OpGraph& g) {
+  double bytes = 0;
+  for (const Op& op : g.layer) bytes += op.saved_bytes;
+  return bytes;
+}
+
+// GPT-like layer: h 1024, 16 heads of 64 (MHA), f 4096, LayerNorm, no dropout, flash attention, s = 1.
+ModelSpec gpt_layer(Activation a) {
+  ModelSpec m;
+  m.layers = 1;
+  m.hidden = 1024;
+  m.heads = m.kv_heads = 16;
+  m.head_dim = 64;
+  m.ffn_hidden = 4096;
+  m.vocab = 1000;
+  m.activation = a;
+  m.norm = Norm::layernorm;
+  m.position = Position::learned;
+  m.max_positions = 16;
+  return m;
+}
+
+TEST(MemoryRules, TransformerEngineFp8SavedBytesOfOneLayer) {
+  const double h = 1024, f = 4096, lse = 16 * 4.0;  // fp32 log-sum-exp per head and token
+  // bf16 (Korthikanti Table 2 without dropout): norm 2h, qkv input 2h, Q K V 6h, attention output 2h,
+  // norm 2h, fc1 input 2h, GeLU input 2f, fc2 input 2f.
+  const double bf16 = 2 * h + 2 * h + 6 * h + 2 * h + 2 * h + 2 * h + 2 * f + 2 * f + lse;
+  // FP8: qkv and fc1 keep FP8 ln_out (1 B), the out-projection an FP8 copy beside the bf16 output (+1 B),
+  // fc2 its FP8 input (1 B); norms, Q K V and the GeLU input stay 16-bit.
+  const double fp8 = 2 * h + 1 * h + 6 * h + (2 + 1) * h + 2 * h + 1 * h + 2 * f + 1 * f + lse;
+  EXPECT_DOUBLE_EQ(layer_saved(build_op_graph(gpt_layer(Activation::gelu), 1, Precision::bf16, true)), bf16);
+  EXPECT_DOUBLE_EQ(layer_saved(build_op_graph(gpt_layer(Activation::gelu), 1, Precision::fp8, true)), fp8);
+  EXPECT_DOUBLE_EQ(bf16, 32832.0);
+  EXPECT_DOUBLE_EQ(fp8, 27712.0);
+}
+
+TEST(MemoryRules, EagerGeluKeepsItsInputAndGeluTanhFourTensors) {
+  TrainingSpec t;
+  t.framework = Framework::fsdp;
+  t.precision = Precision::bf16;
+  // bf16: F.gelu keeps its 2 B input; NewGELUActivation keeps pow's input, tanh's output, 0.5x, 1+tanh.
+  EXPECT_DOUBLE_EQ(saved_tensor_rules(t, gpt_layer(Activation::gelu)).activation, 2.0);
+  EXPECT_DOUBLE_EQ(saved_tensor_rules(t, gpt_layer(Activation::gelu_tanh)).activation, 8.0);
+  // One kernel and one pass for torch's GELU, nine kernels for the composed chain.
+  EXPECT_DOUBLE_EQ(saved_tensor_rules(t, gpt_layer(Activation::gelu)).activation_kernels, 1.0);
+  EXPECT_DOUBLE_EQ(saved_tensor_rules(t, gpt_layer(Activation::gelu_tanh)).activation_kernels, 9.0);
+}
+
+TEST(MemoryRules, FusedLossKeepsSixteenBitLogits) {
+  TrainingSpec t;
+  t.framework = Framework::fsdp;
+  t.fused_loss = true;
+  const SavedTensorRules r = saved_tensor_rules(t, gpt_layer(Activation::gelu));
+  EXPECT_DOUBLE_EQ(r.loss_saved, 2.0);           // the bf16 logits (+ one fp32 lse per row)
+  EXPECT_DOUBLE_EQ(r.loss_forward_extra, 0.0);   // no fp32 copy
+  EXPECT_DOUBLE_EQ(r.loss_backward_extra, 2.0);  // torch.empty_like(logits) for the gradient
+}
+
+TEST(MemoryRules, FusedLossIsASettingOfEagerFrameworks) {
+  // Megatron runs its own vocab-parallel cross-entropy: the key is refused there, accepted for fsdp.
+  const std::string model =
+      "model: {layers: 2, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n";
+  EXPECT_THROW(test::scenario(model + "training: {global_batch: 1, fused_loss: true}\n"), std::exception);
+  EXPECT_TRUE(test::scenario(model + "training: {framework: fsdp, global_batch: 1, fused_loss: true}\n").training.fused_loss);
+}
+
+const char* kDeepSpeed1T =
+    "model: {layers: 4, hidden: 25600, heads: 160, ffn_hidden: 102400, vocab: 50304, activation: gelu, "
+    "norm: layernorm, position: learned, max_positions: 1024, tied_embeddings: true, bias: true}\n"
+    "cluster: {preset: dgx-a100, nodes: 128}\n"
+    "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 8192, "
+    "micro_batch: 8, optimizer: adamw}\n";
+
+TEST(MemoryRules, DeepSpeedZero3GathersTheLargestSubmodulePlusPrefetch) {
+  const Scenario s = test::scenario(std::string(kDeepSpeed1T) +
+                                    "parallel: {dp: 1024, recompute: full, zero: 3, offload: {optimizer: cpu}}\n");
+  const Estimate e = estimate(s);
+  // fc1 is the largest submodule: 25600 x 102400 weights + 102400 bias; + 5e7 prefetched; fp16 (2 B).
+  const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7);
+  // Buffers with full recompute = one layer's full activations + ZeRO-2/3 buckets (2 x 25 MB) + gathers.
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const double one_layer = 8.0 * layer_saved(g);  // micro-batch 8, tp 1
+  EXPECT_NEAR(e.memory.buffers.value, one_layer + 2 * 25e6 + gathered, 1.0);
+}
+
+TEST(MemoryRules, ActivationOffloadMovesCheckpointedInputsToTheHost) {
+  const std::string par = "parallel: {dp: 1024, recompute: full, zero: 3, offload: {optimizer: cpu";
+  const Estimate on = estimate(test::scenario(std::string(kDeepSpeed1T) + par + ", activations: cpu}}\n"));
+  const Estimate off = estimate(test::scenario(std::string(kDeepSpeed1T) + par + "}}\n"));
+  // 4 layer inputs of s x b x h x 2 B (fp16) each move to the host.
+  const double inputs = 4 * 1024.0 * 8 * 25600 * 2;
+  EXPECT_NEAR(off.memory.activations.value - on.memory.activations.value, inputs, 1.0);
+  EXPECT_NEAR(on.memory.host.value - off.memory.host.value, inputs, 1.0);
+}
+
+TEST(MemoryRules, OffloadingActivationsNeedsLayerRecompute) {
+  EXPECT_THROW(test::scenario(std::string(kDeepSpeed1T) +
+                              "parallel: {dp: 1024, recompute: none, zero: 3, offload: {activations: cpu}}\n"),
+               std::exception);
+}
+
+TEST(MemoryRules, AllocatorSlackCoversTransientMemoryAndTheStrandedLossBlock) {
+  // Megatron, one GPU: weights, gradients, master and optimizer are allocated once (no slack).
+  const std::string base =
+      "model: {layers: 2, hidden: 1024, heads: 16, ffn_hidden: 4096, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {sequence_length: 1024, global_batch: 2, micro_batch: 2}\n";
+  const Estimate none = estimate(test::scenario(base + "parallel: {recompute: none}\n"));
+  const MemoryBreakdown& b = none.memory;
+  EXPECT_NEAR(b.overhead.value, 0.5 * kGiB + 0.05 * (b.activations.value + b.buffers.value), 1.0);
+  // Full recompute: plus one fp32 logit tensor of the micro-batch (2 x 1024 tokens x 32000 x 4 B).
+  const Estimate full = estimate(test::scenario(base + "parallel: {recompute: full}\n"));
+  const MemoryBreakdown& f = full.memory;
+  EXPECT_NEAR(f.overhead.value,
+              0.5 * kGiB + 0.05 * (f.activations.value + f.buffers.value) + 2.0 * 1024 * 32000 * 4, 1.0);
+}
+
+}  // namespace
+}  // namespace tp

@@ -1,0 +1,83 @@
+// Memory verdicts against what really happened: every run of the three validation sets ran (published
+// runs, published sharded runs, the real H100 steps), so each must be predicted to fit; the one H100
+// configuration that ran out of memory on an 80 GB H100 (h100-pytorch/index.yaml, `oom: true`,
+// h100-pytorch-steps.json) must be predicted not to fit. The oracle is the run's outcome (it ran, or it
+// raised torch.cuda.OutOfMemoryError), not a number from the program. Prints per-GPU totals vs capacity.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "estimate.h"
+#include "scenario.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+struct Verdict {
+  std::string file;
+  double total_gib = 0;
+  double capacity_gib = 0;
+  bool feasible = false;
+  bool ran_out_of_memory = false;  // what really happened
+};
+
+std::vector<Verdict> verdicts_of(const std::string& dir) {
+  std::vector<Verdict> out;
+  const YAML::Node index = YAML::LoadFile(test::source_path(dir + "index.yaml"));
+  for (const auto& run : index["runs"]) {
+    Verdict v;
+    v.file = dir + run["scenario"].as<std::string>();
+    v.ran_out_of_memory = run["oom"] && run["oom"].as<bool>();
+    const Estimate e = estimate(load_scenario_file(test::source_path(v.file)));
+    v.total_gib = e.memory.total.value / kGiB;
+    v.capacity_gib = e.capacity.value / kGiB;
+    v.feasible = e.feasible;
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Runs whose printed setting, read as the scenario reads it, cannot fit whatever the model says: listed
+// with the reason and printed, never skipped silently.
+const std::map<std::string, std::string> kUnresolved = {
+    {"scenarios/validation/sharded/pytorch-fsdp-blog-gpt1t-128xa100-40gb.yaml",
+     "'batch size 4' is read per GPU (the blog does not say; published-sharded-runs.yaml notes): the fp16 "
+     "layer inputs that activation checkpointing keeps are then 128 x 4 x 2048 x 25600 x 2 B = 53.7 GB "
+     "on a 40 GB GPU, and PyTorch 1.11 FSDP had no activation offload"},
+};
+
+TEST(MemoryFit, RunsThatRanFitAndTheOutOfMemoryCaseDoesNot) {
+  std::vector<Verdict> all;
+  for (const char* dir : {"scenarios/validation/", "scenarios/validation/sharded/",
+                          "scenarios/validation/h100-pytorch/"}) {
+    const std::vector<Verdict> set = verdicts_of(dir);
+    all.insert(all.end(), set.begin(), set.end());
+  }
+  // 18 published runs, 45 sharded runs, 8 H100 configurations (7 ran, 1 out of memory).
+  ASSERT_EQ(all.size(), 18u + 45u + 8u);
+  int oom_cases = 0;
+  for (const Verdict& v : all) {
+    std::printf("%-72s %7.1f GiB of %5.1f GiB  %-8s %s\n", v.file.c_str(), v.total_gib, v.capacity_gib,
+                v.feasible ? "fits" : "no fit", v.ran_out_of_memory ? "(really: out of memory)" : "(really: ran)");
+    const auto unresolved = kUnresolved.find(v.file);
+    if (unresolved != kUnresolved.end()) {
+      std::printf("    not asserted: %s\n", unresolved->second.c_str());
+      continue;
+    }
+    if (v.ran_out_of_memory) {
+      ++oom_cases;
+      EXPECT_FALSE(v.feasible) << v.file << " ran out of memory on its GPU but is predicted to fit";
+    } else {
+      EXPECT_TRUE(v.feasible) << v.file << " really ran but is predicted not to fit (" << v.total_gib << " GiB)";
+    }
+  }
+  EXPECT_EQ(oom_cases, 1);
+}
+
+}  // namespace
+}  // namespace tp
