@@ -6,6 +6,7 @@
 #include "collectives.h"
 #include "framework_rules.h"
 #include "gemm_time.h"
+#include "sharded_time.h"
 
 namespace tp {
 namespace {
@@ -304,14 +305,20 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
     if (p.zero == 3) {
       // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
-      // and again for backward, and the gradients are reduce-scattered. Bounded overlap: what overlaps
-      // hides at most behind the step's compute, the rest is exposed (docs/model.md §15); per-GPU
-      // traffic does not shrink as GPUs are added, the compute per GPU does.
-      const double gathers = m * 2.0 * gather;
-      const double hidden_traffic = (p.overlap_param_gather ? gathers : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
-      const double exposed_traffic = (p.overlap_param_gather ? 0.0 : gathers) + (p.overlap_grad_reduce ? 0.0 : reduce);
-      const double window = m * (worst_f + worst_b);
-      dp_exposed = exposed_traffic + std::max(hidden_traffic - window, p.overlap_grad_reduce ? last_bucket : 0.0);
+      // and again for backward, and the gradients are reduce-scattered. Bounded overlap and DeepSpeed's
+      // live-parameter limit (planner/sharded_time.h, docs/model.md §15).
+      Zero3Inputs z;
+      z.micro_batches = m;
+      z.layers = p.layers_per_stage[static_cast<size_t>(r.slowest_stage)];
+      z.gather_pass = gather;
+      z.reduce = reduce;
+      z.last_bucket = last_bucket;
+      z.forward = worst_f;
+      z.backward = worst_b;
+      z.overlap_gather = p.overlap_param_gather;
+      z.overlap_reduce = p.overlap_grad_reduce;
+      z.live_limit = zero3_live_parameter_limit(t.framework);
+      dp_exposed = zero3_exposed(z, gather_modules(g, p.tp));
     }
   }
 

@@ -1,0 +1,76 @@
+#include "sharded_time.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tp {
+
+std::vector<GatherModule> gather_modules(const OpGraph& g, int tp) {
+  std::vector<GatherModule> modules;
+  double total = 0;
+  for (const Op& op : g.layer) {
+    if (op.kind != OpKind::gemm || op.params_split <= 0) continue;
+    const double params = op.params_split / std::max(1, tp);
+    modules.push_back({params, params});
+    total += params;
+  }
+  for (GatherModule& m : modules) m.share = total > 0 ? m.share / total : 0.0;
+  return modules;
+}
+
+double zero3_live_parameter_limit(Framework f) {
+  // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/config.py: max_live_parameters = 1e9, the
+  // stage3_max_live_parameters key; partitioned_param_coordinator.py, fetch_sub_module: the prefetch
+  // budget is min(max_available - available, prefetch_bucket_size), nothing is prefetched when it is
+  // not positive). FSDP and Megatron-FSDP have no such limit.
+  if (f == Framework::deepspeed) return 1e9;
+  return std::numeric_limits<double>::infinity();
+}
+
+PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
+                                  double layer_gather, double layer_compute) {
+  PassExposure r;
+  const size_t n = modules.size();
+  if (n == 0) return r;
+  if (!(live_limit < std::numeric_limits<double>::infinity())) {
+    // FSDP: the next layer's gather overlaps the whole of this layer's compute.
+    r.prefetched = layer_gather;
+    r.excess = std::max(0.0, layer_gather - layer_compute);
+    return r;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = backward ? n - 1 - i : i;
+    const size_t prev = backward ? (k + 1) % n : (k + n - 1) % n;  // the module that ran before k
+    const double gather = modules[k].share * layer_gather;
+    if (modules[prev].parameters >= live_limit) {
+      r.blocked += gather;
+    } else {
+      r.prefetched += gather;
+      r.excess += std::max(0.0, gather - modules[prev].share * layer_compute);
+    }
+  }
+  return r;
+}
+
+double zero3_exposed(const Zero3Inputs& in, const std::vector<GatherModule>& modules) {
+  static const std::vector<GatherModule> whole_layer{{0.0, 1.0}};
+  const std::vector<GatherModule>& mods = modules.empty() ? whole_layer : modules;
+  const double layers = std::max(1.0, in.layers);
+  const double m = in.micro_batches;
+  const double layer_gather = in.gather_pass / layers;
+  const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, in.forward / layers);
+  const PassExposure b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers);
+  double blocked = m * layers * (f.blocked + b.blocked);
+  double prefetched = m * layers * (f.prefetched + b.prefetched);
+  double excess = m * layers * (f.excess + b.excess);
+  if (!in.overlap_gather) {
+    blocked += prefetched;
+    prefetched = excess = 0;
+  }
+  const double hidden = prefetched + (in.overlap_reduce ? in.reduce : 0.0);
+  const double waited = blocked + (in.overlap_reduce ? 0.0 : in.reduce);
+  const double window = m * (in.forward + in.backward);
+  return waited + std::max({excess, hidden - window, in.overlap_reduce ? in.last_bucket : 0.0});
+}
+
+}  // namespace tp

@@ -1,0 +1,60 @@
+// ZeRO-3 / FSDP: the parameter all-gathers and the gradient reduce-scatter of one step on the
+// critical path (docs/model.md §15, "Sharded data parallelism"). Bounded overlap: what overlaps hides
+// at most behind the compute it overlaps; DeepSpeed's live-parameter limit stops the prefetch of the
+// next module's weights while a large module is gathered, so that gather waits in full.
+#pragma once
+
+#include <vector>
+
+#include "op_graph.h"
+#include "specs.h"
+
+namespace tp {
+
+// One module that ZeRO-3 gathers on its own (a Linear layer's weight): its parameters on one GPU once
+// gathered, and its share of the layer's GEMM time and of the layer's gathered bytes.
+struct GatherModule {
+  double parameters = 0;  // gathered numel on one GPU (the tp shard, unsharded over dp)
+  double share = 0;       // of the layer's GEMM parameters: its share of gather bytes and GEMM time
+};
+
+// The gathered modules of one layer in forward order (the GEMMs of the op graph; norm weights and
+// biases stay below DeepSpeed's persistence threshold of 1e5 and are never gathered).
+std::vector<GatherModule> gather_modules(const OpGraph& g, int tp);
+
+// DeepSpeed's stage3_max_live_parameters: no prefetch is issued while this many parameters are
+// gathered (deepspeed/runtime/zero/config.py, default 1e9); no limit for the other frameworks (FSDP
+// prefetches one unit ahead whatever its size).
+double zero3_live_parameter_limit(Framework f);
+
+// One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
+// a layer follows the last one of the previous layer), given one layer's whole gather time and its
+// compute time in that pass. A module's gather is prefetched while the module before it runs unless
+// that module alone holds `live_limit` parameters or more; a prefetched gather is exposed beyond the
+// compute it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or
+// the previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
+struct PassExposure {
+  double blocked = 0;   // seconds per layer: gathers issued only when their module runs
+  double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
+  double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
+};
+PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
+                                  double layer_gather, double layer_compute);
+
+struct Zero3Inputs {
+  double micro_batches = 1;
+  double layers = 1;
+  double gather_pass = 0;   // seconds: one all-gather of the stage's 16-bit weights over the dp group
+  double reduce = 0;        // seconds: the gradient reduce-scatter of the step
+  double last_bucket = 0;   // seconds: the last gradient bucket, never overlapped
+  double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
+  bool overlap_gather = true, overlap_reduce = true;
+  double live_limit = 0;    // zero3_live_parameter_limit
+};
+
+// Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
+// the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
+// gather at most behind the module before it; at least the last gradient bucket is exposed.
+double zero3_exposed(const Zero3Inputs& in, const std::vector<GatherModule>& modules);
+
+}  // namespace tp
