@@ -1,0 +1,136 @@
+// ZeRO-3 gathers per module (planner/sharded_time.h), by hand computation.
+// Oracle: DeepSpeed's prefetch rule (deepspeed/runtime/zero/partitioned_param_coordinator.py,
+// fetch_sub_module): after a module's weights are gathered, the next ones are prefetched only while
+// fewer than stage3_max_live_parameters (1e9, runtime/zero/config.py) are gathered; a GPT layer's
+// Linear weights are 3h^2 (qkv), h^2 (proj), 4h^2 (fc1), 4h^2 (fc2) (Narayanan et al. 2021, eq. 2).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "estimate.h"
+#include "hardware_profile.h"
+#include "sharded_time.h"
+#include "step_time.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+std::vector<GatherModule> gpt_layer(double h) {
+  const double h2 = h * h;
+  return {{3 * h2, 3.0 / 12}, {h2, 1.0 / 12}, {4 * h2, 4.0 / 12}, {4 * h2, 4.0 / 12}};
+}
+
+TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
+  // GPT-3 175B shape: one layer's GEMM weights are 12 h^2 = 1.81e9, qkv a quarter of them.
+  const Scenario s = test::scenario(
+      "model: {layers: 96, hidden: 12288, heads: 96, ffn_hidden: 49152, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 1}\n"
+      "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const std::vector<GatherModule> mods = gather_modules(g, 1);
+  double params = 0, share = 0;
+  for (const GatherModule& m : mods) {
+    params += m.parameters;
+    share += m.share;
+  }
+  EXPECT_NEAR(params, 12.0 * 12288 * 12288, 1e-6 * params);
+  EXPECT_NEAR(share, 1.0, 1e-12);
+  EXPECT_NEAR(mods.front().parameters, 3.0 * 12288 * 12288, 1e3);
+}
+
+TEST(ShardedTime, Gpt2TLayerWaitsForEveryGather) {
+  // h = 32768: the smallest module (proj) holds 1.07e9 >= 1e9 parameters, so nothing is ever prefetched:
+  // the whole layer's gather (12 s here) waits in both passes, none is overlapped.
+  for (bool backward : {false, true}) {
+    const PassExposure e = gather_pass_exposure(gpt_layer(32768), backward, 1e9, 12.0, 6.0);
+    EXPECT_DOUBLE_EQ(e.blocked, 12.0);
+    EXPECT_DOUBLE_EQ(e.prefetched, 0.0);
+    EXPECT_DOUBLE_EQ(e.excess, 0.0);
+  }
+}
+
+TEST(ShardedTime, Gpt530BLayerPrefetchesOnlyBehindProj) {
+  // h = 20480: qkv 1.26e9, proj 0.42e9, fc1 and fc2 1.68e9. Layer gather G = 12 s, compute C = 6 s.
+  // Forward qkv, proj, fc1, fc2: only fc1 follows a module under 1e9 (proj): blocked 3 + 1 + 4 = 8 s;
+  // fc1 (4 s) is prefetched behind proj's 1/12 of C = 0.5 s: 3.5 s beyond it.
+  const PassExposure f = gather_pass_exposure(gpt_layer(20480), false, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(f.blocked, 8.0);
+  EXPECT_DOUBLE_EQ(f.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(f.excess, 3.5);
+  // Backward fc2, fc1, proj, qkv (fc2 follows the next layer's qkv): only qkv follows proj: blocked
+  // 4 + 4 + 1 = 9 s; qkv (3 s) prefetched behind 0.5 s: 2.5 s beyond it.
+  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(b.blocked, 9.0);
+  EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
+  EXPECT_DOUBLE_EQ(b.excess, 2.5);
+}
+
+TEST(ShardedTime, Gpt175BLayerPrefetchesEverything) {
+  // h = 12288: the largest module (fc1, 0.60e9) is under 1e9: every gather is prefetched.
+  const PassExposure f = gather_pass_exposure(gpt_layer(12288), false, 1e9, 1.2, 12.0);
+  EXPECT_DOUBLE_EQ(f.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(f.prefetched, 1.2);
+  // Each gather (G x share) is below the module before it (C x share): 0.1 x 4 = 0.4 s against
+  // proj's 1.0 s for fc1, etc.
+  EXPECT_DOUBLE_EQ(f.excess, 0.0);
+}
+
+TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
+  // FSDP: no live-parameter limit; the next layer's gather overlaps the whole layer: exposed beyond it
+  // only when G > C (here 12 - 6 = 6 s).
+  const double none = std::numeric_limits<double>::infinity();
+  const PassExposure e = gather_pass_exposure(gpt_layer(32768), false, none, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(e.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(e.excess, 6.0);
+  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::fsdp), none);
+  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::deepspeed), 1e9);
+}
+
+TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
+  // 2 micro-batches, 10 layers, gather pass 24 s (2.4 s per layer), reduce-scatter 12 s, forward 60 s
+  // and backward 120 s per micro-batch. h = 20480 under DeepSpeed: per layer and micro-batch the
+  // blocked gathers are 8/12 + 9/12 of 2.4 s = 3.4 s -> 2 x 10 x 3.4 = 68 s waited; the prefetched
+  // ones (7/12 x 2.4 = 1.4 s per layer, 28 s) and the reduce-scatter (12 s) fit in 360 s of compute, but
+  // fc1's gather (4/12 x 2.4 = 0.8 s) overlaps only proj's 1/12 of the 6 s layer forward (0.5 s): 0.3 s
+  // beyond it per layer and micro-batch, 6 s in all (qkv's 0.6 s in backward hides behind proj's 1.0 s).
+  Zero3Inputs in;
+  in.micro_batches = 2;
+  in.layers = 10;
+  in.gather_pass = 24;
+  in.reduce = 12;
+  in.last_bucket = 0.5;
+  in.forward = 60;
+  in.backward = 120;
+  in.live_limit = 1e9;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 6.0, 1e-9);
+  // The same under FSDP (no limit): everything overlaps 360 s of compute; only the last bucket shows.
+  in.live_limit = std::numeric_limits<double>::infinity();
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 0.5, 1e-9);
+  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides.
+  in.overlap_gather = false;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 0.5, 1e-9);
+}
+
+TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {
+  // GPT layers with h = 20480 on 64 GPUs under DeepSpeed ZeRO-3: per micro-batch, 8/12 of the layers'
+  // gather waits in the forward pass and 9/12 in the backward pass (hand count above), so the step's
+  // exposed DP time is at least (8 + 9)/12 x m x the layers' share of one gather pass.
+  const Scenario s = test::scenario(
+      "model: {layers: 4, hidden: 20480, heads: 128, ffn_hidden: 81920, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 8}\n"
+      "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 128, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const Estimate e = estimate(s, g);
+  const StepTime t = step_time(s, g, e, profile_for(s));
+  const double m = static_cast<double>(e.micro_batches);
+  // The gather pass covers the embedding too; the blocked share applies to the layers' GEMMs only:
+  // 4 layers x 12 h^2 of the stage's parameters.
+  const double layer_share = 4 * 12.0 * 20480 * 20480 / e.parameters_total;
+  const double gather_pass = t.dp_gather.value;
+  EXPECT_GE(t.exposed.dp.value, (8.0 + 9.0) / 12.0 * m * gather_pass * layer_share * 0.999);
+}
+
+}  // namespace
+}  // namespace tp
