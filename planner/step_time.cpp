@@ -6,6 +6,7 @@
 #include "collectives.h"
 #include "framework_rules.h"
 #include "gemm_time.h"
+#include "offload_time.h"
 #include "sharded_time.h"
 
 namespace tp {
@@ -290,6 +291,9 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double params = stage.parameters;
   const double grad_bytes = params * element_bytes(t.grad_precision);
   const double weight_bytes = params * stored_bytes(t.precision);
+  // Host offload: PCIe transfers and the CPU optimizer of the GPU's shard (planner/offload_time.h).
+  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
+  const OffloadTimes offload = offload_times(s, hw, shard, m);
   double dp_exposed = 0;
   if (dp_group.size > 1) {
     const double reduce = p.zero == 0
@@ -310,7 +314,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
       Zero3Inputs z;
       z.micro_batches = m;
       z.layers = p.layers_per_stage[static_cast<size_t>(r.slowest_stage)];
-      z.gather_pass = gather;
+      z.gather_pass = gather + offload.gather_h2d;  // a host-resident shard is copied up before each gather
       z.reduce = reduce;
       z.last_bucket = last_bucket;
       z.forward = worst_f;
@@ -323,7 +327,6 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   }
 
   // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
-  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
   const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
   double optimizer = shard * per_param / c.bw;
@@ -346,12 +349,10 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // (docs/model.md, "FP8 training").
   optimizer += fp8_weight_parameters(g, s, r.slowest_stage) * 4.0 /
                (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
-  if (p.offload_optimizer == OffloadTarget::cpu) {
-    // Gradients go down and updated weights come up over PCIe; the CPU update itself at host
-    // memory speed (~100 GB/s per node, shared by the node's GPUs).
-    const double pcie = gpu.pcie.value > 0 ? gpu.pcie.value * hw.pcie_efficiency : 16e9;
-    const double host_bw = 100e9 / s.cluster.gpus_per_node;
-    optimizer = shard * (4.0 + 2.0) / pcie + shard * (2.0 * 16.0 + 4.0) / host_bw;
+  if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
+    // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies
+    // to the host show beyond the backward passes they overlap.
+    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - m * worst_b);
   }
 
   r.optimizer_step = Seconds(optimizer);
