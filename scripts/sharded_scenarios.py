@@ -177,6 +177,9 @@ def setup_of(run, shape):
             tr["precision"] = "fp16"
             par["offload"] = {"params": "cpu", "optimizer": "cpu"}
             notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
+            if "SGD optimizer" in (p.get("other") or ""):
+                tr["optimizer"] = "sgd"
+                notes.append("optimizer: SGD as printed (torch.optim.SGD, no momentum given)")
         if fam == "llmfoundry":
             notes.append("fsdp framework: FSDP mixed precision PURE gathers bf16 copies of fp32 shards (sweep.py)")
         return tr, par, notes
