@@ -27,8 +27,14 @@ double zero3_live_parameter_limit(Framework f) {
   return std::numeric_limits<double>::infinity();
 }
 
+double zero3_reuse_distance_limit(Framework f) {
+  // DeepSpeed ZeRO-3: max_reuse_distance = 1e9 (deepspeed/runtime/zero/config.py, the
+  // stage3_max_reuse_distance key; partitioned_param_coordinator.py, __params_to_release).
+  return f == Framework::deepspeed ? 1e9 : 0.0;
+}
+
 PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
-                                  double layer_gather, double layer_compute) {
+                                  double layer_gather, double layer_compute, double reuse_limit) {
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
@@ -38,9 +44,13 @@ PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool
     r.excess = std::max(0.0, layer_gather - layer_compute);
     return r;
   }
+  double fetched_since = 0;  // backward: parameters of the modules after k in forward order
   for (size_t i = 0; i < n; ++i) {
     const size_t k = backward ? n - 1 - i : i;
     const size_t prev = backward ? (k + 1) % n : (k + n - 1) % n;  // the module that ran before k
+    const bool kept = backward && fetched_since < reuse_limit;
+    if (backward) fetched_since += modules[k].parameters;
+    if (kept) continue;
     const double gather = modules[k].share * layer_gather;
     if (modules[prev].parameters >= live_limit) {
       r.blocked += gather;
@@ -58,11 +68,19 @@ double zero3_exposed(const Zero3Inputs& in, const std::vector<GatherModule>& mod
   const double layers = std::max(1.0, in.layers);
   const double m = in.micro_batches;
   const double layer_gather = in.gather_pass / layers;
-  const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, in.forward / layers);
-  const PassExposure b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers);
-  double blocked = m * layers * (f.blocked + b.blocked);
-  double prefetched = m * layers * (f.prefetched + b.prefetched);
-  double excess = m * layers * (f.excess + b.excess);
+  const double forward = in.forward / layers;
+  const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
+  PassExposure rc;
+  PassExposure b;
+  if (in.recompute_pass) {
+    rc = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers - forward, in.reuse_limit);
+  } else {
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers);
+  }
+  double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
+  double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
+  double excess = m * layers * (f.excess + rc.excess + b.excess);
   if (!in.overlap_gather) {
     blocked += prefetched;
     prefetched = excess = 0;

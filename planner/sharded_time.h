@@ -27,19 +27,27 @@ std::vector<GatherModule> gather_modules(const OpGraph& g, int tp);
 // prefetches one unit ahead whatever its size).
 double zero3_live_parameter_limit(Framework f);
 
+// DeepSpeed's stage3_max_reuse_distance: a gathered parameter that is used again before this many
+// other parameters are fetched is kept rather than released (runtime/zero/config.py, default 1e9);
+// 0 for frameworks that release every module after use.
+double zero3_reuse_distance_limit(Framework f);
+
 // One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
 // a layer follows the last one of the previous layer), given one layer's whole gather time and its
 // compute time in that pass. A module's gather is prefetched while the module before it runs unless
 // that module alone holds `live_limit` parameters or more; a prefetched gather is exposed beyond the
 // compute it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or
 // the previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
+// `reuse_limit` (the backward pass after a recompute pass): module k is used again in the backward
+// after the modules behind it in forward order were fetched; it is gathered again only when their
+// parameters reach the limit (the last module, used twice in a row, never is).
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
   double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
   double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
 };
 PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
-                                  double layer_gather, double layer_compute);
+                                  double layer_gather, double layer_compute, double reuse_limit = 0);
 
 struct Zero3Inputs {
   double micro_batches = 1;
@@ -50,6 +58,11 @@ struct Zero3Inputs {
   double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
   bool overlap_gather = true, overlap_reduce = true;
   double live_limit = 0;    // zero3_live_parameter_limit
+  // DeepSpeed with full recompute: the recompute forward fetches every module again through its
+  // forward hooks (a third pass over the forward's share `forward`), and the backward pass fetches only
+  // the modules released since (zero3_reuse_distance_limit).
+  bool recompute_pass = false;
+  double reuse_limit = 0;
 };
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;

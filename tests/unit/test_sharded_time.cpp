@@ -66,6 +66,24 @@ TEST(ShardedTime, Gpt530BLayerPrefetchesOnlyBehindProj) {
   EXPECT_DOUBLE_EQ(b.excess, 2.5);
 }
 
+TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
+  // DeepSpeed with full recompute: the recompute forward fetched qkv, proj, fc1, fc2; the backward then
+  // needs fc2 (no other parameters fetched since: kept), fc1 (fc2's 1.68e9 fetched since: >= 1e9,
+  // released, gathered again), proj and qkv (gathered again). h = 20480, G = 12 s, C = 6 s: fc1 and
+  // proj wait (4 + 1 s), qkv (3 s) is prefetched behind proj's 0.5 s: 2.5 s beyond it.
+  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0, 1e9);
+  EXPECT_DOUBLE_EQ(b.blocked, 5.0);
+  EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
+  EXPECT_DOUBLE_EQ(b.excess, 2.5);
+  // h = 12288: fc2 kept, fc1 kept (0.60e9 fetched since), proj and qkv (1.2e9 and 1.36e9) gathered
+  // again, both prefetched: 4/12 of G.
+  const PassExposure s = gather_pass_exposure(gpt_layer(12288), true, 1e9, 12.0, 6.0, 1e9);
+  EXPECT_DOUBLE_EQ(s.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::deepspeed), 1e9);
+  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::fsdp), 0.0);
+}
+
 TEST(ShardedTime, Gpt175BLayerPrefetchesEverything) {
   // h = 12288: the largest module (fc1, 0.60e9) is under 1e9: every gather is prefetched.
   const PassExposure f = gather_pass_exposure(gpt_layer(12288), false, 1e9, 1.2, 12.0);
