@@ -40,10 +40,12 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 15.0 % mean, 58.9 % max. These bounds record
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 14.4 % mean, 61.7 % max. These bounds record
   // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
-  EXPECT_LE(mean, 0.16);
-  EXPECT_LE(worst, 0.60);
+  // The max rose from 58.9 % when the PyTorch FSDP blog's 1T run got the SGD optimizer its source
+  // prints (it had AdamW's slower CPU step): that run's FLOP formula is not printed (§22, item 6).
+  EXPECT_LE(mean, 0.15);
+  EXPECT_LE(worst, 0.62);
 }
 
 }  // namespace
