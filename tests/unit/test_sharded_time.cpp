@@ -152,3 +152,34 @@ TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {
 
 }  // namespace
 }  // namespace tp
+
+namespace tp {
+namespace {
+
+TEST(ShardedTime, AddingGpusKeepsDeepSpeedWaitedGathersAboveTheLinkBound) {
+  // Issue 10's property with DeepSpeed's limit in play: GPT layers of h = 20480 (modules of >= 1e9
+  // parameters), a fixed global batch of 512 sequences, 64 to 512 GPUs on nodes of 8 x 200 Gb/s NICs.
+  // Each node receives (n - 8)/n x 2P bytes per gather pass (two passes per micro-batch) and sends as
+  // much per reduce-scatter through 200 GB/s of NICs; exposed >= that / 200 GB/s - compute, and the
+  // waited part alone >= (8 + 9)/12 of the layers' gather passes (hand count above), at every size.
+  for (int gpus : {64, 128, 256, 512}) {
+    const Scenario s = test::scenario(
+        "model: {layers: 8, hidden: 20480, heads: 128, ffn_hidden: 81920, vocab: 50304, bias: false}\n"
+        "cluster: {preset: dgx-a100, nodes: " + std::to_string(gpus / 8) +
+        ", inter_node: {bandwidth: 200 Gbit/s, nics_per_node: 8}}\n"
+        "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 512, micro_batch: 1}\n"
+        "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
+    const OpGraph g = build_op_graph(s.model, s.training);
+    const Estimate e = estimate(s, g);
+    const StepTime t = step_time(s, g, e, profile_for(s));
+    const double n = gpus, p = e.parameters_total, m = static_cast<double>(e.micro_batches);
+    const double traffic = (n - 8) / n * p * (2.0 * 2.0 * m + 2.0);
+    const double compute = (t.compute + t.recompute).value;
+    EXPECT_GE(t.exposed.dp.value, traffic / 200e9 - compute) << gpus << " GPUs";
+    const double layer_share = 8 * 12.0 * 20480 * 20480 / p;
+    EXPECT_GE(t.exposed.dp.value, 17.0 / 12.0 * m * t.dp_gather.value * layer_share * 0.999) << gpus << " GPUs";
+  }
+}
+
+}  // namespace
+}  // namespace tp
