@@ -5,17 +5,22 @@
 
 namespace tp {
 
-std::vector<GatherModule> gather_modules(const OpGraph& g, int tp) {
-  std::vector<GatherModule> modules;
+GatherModules gather_modules(const OpGraph& g, int tp) {
+  GatherModules r;
   double total = 0;
   for (const Op& op : g.layer) {
     if (op.kind != OpKind::gemm || op.params_split <= 0) continue;
     const double params = op.params_split / std::max(1, tp);
-    modules.push_back({params, params});
+    if (r.count < GatherModules::capacity) {
+      r.items[r.count++] = {params, params};
+    } else {
+      r.items[r.count - 1].parameters += params;
+      r.items[r.count - 1].share += params;
+    }
     total += params;
   }
-  for (GatherModule& m : modules) m.share = total > 0 ? m.share / total : 0.0;
-  return modules;
+  for (std::size_t i = 0; i < r.count; ++i) r.items[i].share = total > 0 ? r.items[i].share / total : 0.0;
+  return r;
 }
 
 double zero3_live_parameter_limit(Framework f) {
@@ -33,7 +38,7 @@ double zero3_reuse_distance_limit(Framework f) {
   return f == Framework::deepspeed ? 1e9 : 0.0;
 }
 
-PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
+PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit) {
   PassExposure r;
   const size_t n = modules.size();
@@ -62,9 +67,9 @@ PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool
   return r;
 }
 
-double zero3_exposed(const Zero3Inputs& in, const std::vector<GatherModule>& modules) {
-  static const std::vector<GatherModule> whole_layer{{0.0, 1.0}};
-  const std::vector<GatherModule>& mods = modules.empty() ? whole_layer : modules;
+double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules) {
+  static constexpr GatherModule whole_layer[1] = {{0.0, 1.0}};
+  const std::span<const GatherModule> mods = modules.empty() ? std::span<const GatherModule>(whole_layer) : modules;
   const double layers = std::max(1.0, in.layers);
   const double m = in.micro_batches;
   const double layer_gather = in.gather_pass / layers;

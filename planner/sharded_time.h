@@ -4,7 +4,9 @@
 // next module's weights while a large module is gathered, so that gather waits in full.
 #pragma once
 
-#include <vector>
+#include <array>
+#include <cstddef>
+#include <span>
 
 #include "op_graph.h"
 #include "specs.h"
@@ -19,8 +21,15 @@ struct GatherModule {
 };
 
 // The gathered modules of one layer in forward order (the GEMMs of the op graph; norm weights and
-// biases stay below DeepSpeed's persistence threshold of 1e5 and are never gathered).
-std::vector<GatherModule> gather_modules(const OpGraph& g, int tp);
+// biases stay below DeepSpeed's persistence threshold of 1e5 and are never gathered). Fixed capacity,
+// no allocation (step_time runs per sweep point); GEMMs past the capacity join the last module.
+struct GatherModules {
+  static constexpr std::size_t capacity = 16;
+  std::array<GatherModule, capacity> items{};
+  std::size_t count = 0;
+  std::span<const GatherModule> view() const { return {items.data(), count}; }
+};
+GatherModules gather_modules(const OpGraph& g, int tp);
 
 // DeepSpeed's stage3_max_live_parameters: no prefetch is issued while this many parameters are
 // gathered (deepspeed/runtime/zero/config.py, default 1e9); no limit for the other frameworks (FSDP
@@ -46,7 +55,7 @@ struct PassExposure {
   double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
   double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
 };
-PassExposure gather_pass_exposure(const std::vector<GatherModule>& modules, bool backward, double live_limit,
+PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit = 0);
 
 struct Zero3Inputs {
@@ -68,6 +77,6 @@ struct Zero3Inputs {
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
 // the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
 // gather at most behind the module before it; at least the last gradient bucket is exposed.
-double zero3_exposed(const Zero3Inputs& in, const std::vector<GatherModule>& modules);
+double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules);
 
 }  // namespace tp

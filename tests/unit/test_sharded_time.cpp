@@ -28,7 +28,8 @@ TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
       "cluster: {preset: dgx-a100, nodes: 1}\n"
       "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
   const OpGraph g = build_op_graph(s.model, s.training);
-  const std::vector<GatherModule> mods = gather_modules(g, 1);
+  const GatherModules all = gather_modules(g, 1);
+  const std::span<const GatherModule> mods = all.view();
   double params = 0, share = 0;
   for (const GatherModule& m : mods) {
     params += m.parameters;
