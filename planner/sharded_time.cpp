@@ -79,7 +79,8 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
   PassExposure b;
   if (in.recompute_pass) {
     rc = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
-    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers - forward, in.reuse_limit);
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, std::max(0.0, in.backward / layers - forward),
+                             in.reuse_limit);
   } else {
     b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers);
   }

@@ -323,8 +323,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
       z.overlap_reduce = p.overlap_grad_reduce;
       z.live_limit = zero3_live_parameter_limit(t.framework);
       z.reuse_limit = zero3_reuse_distance_limit(t.framework);
-      z.recompute_pass = t.framework == Framework::deepspeed &&
-                         (p.recompute.mode == RecomputeMode::full || p.recompute.mode == RecomputeMode::every);
+      z.recompute_pass = t.framework == Framework::deepspeed && p.recompute.mode == RecomputeMode::full;
       dp_exposed = zero3_exposed(z, gather_modules(g, p.tp).view());
     }
   }
