@@ -39,7 +39,8 @@ double zero3_reuse_distance_limit(Framework f) {
 }
 
 PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
-                                  double layer_gather, double layer_compute, double reuse_limit) {
+                                  double layer_gather, double layer_compute, double reuse_limit,
+                                  double layer_reduce) {
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
@@ -59,6 +60,7 @@ PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool ba
     const double gather = modules[k].share * layer_gather;
     if (modules[prev].parameters >= live_limit) {
       r.blocked += gather;
+      r.reduce_waited += modules[prev].share * layer_reduce;
     } else {
       r.prefetched += gather;
       r.excess += std::max(0.0, gather - modules[prev].share * layer_compute);
@@ -73,6 +75,8 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
   const double layers = std::max(1.0, in.layers);
   const double m = in.micro_batches;
   const double layer_gather = in.gather_pass / layers;
+  // The step's reduce-scatter follows the last micro-batch's backward, one layer's share per layer.
+  const double layer_reduce = in.overlap_reduce ? in.reduce / layers : 0.0;
   const double forward = in.forward / layers;
   const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
   PassExposure rc;
@@ -80,9 +84,9 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
   if (in.recompute_pass) {
     rc = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
     b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, std::max(0.0, in.backward / layers - forward),
-                             in.reuse_limit);
+                             in.reuse_limit, layer_reduce);
   } else {
-    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers);
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers, 0.0, layer_reduce);
   }
   double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
   double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
@@ -91,8 +95,10 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
     blocked += prefetched;
     prefetched = excess = 0;
   }
-  const double hidden = prefetched + (in.overlap_reduce ? in.reduce : 0.0);
-  const double waited = blocked + (in.overlap_reduce ? 0.0 : in.reduce);
+  // Only the last micro-batch's backward reduces (once per step): its waited share is counted once.
+  const double reduce_waited = in.overlap_gather ? std::min(in.reduce, layers * b.reduce_waited) : 0.0;
+  const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
+  const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);
   return waited + std::max({excess, hidden - window, in.overlap_reduce ? in.last_bucket : 0.0});
 }

@@ -50,13 +50,20 @@ double zero3_reuse_distance_limit(Framework f);
 // `reuse_limit` (the backward pass after a recompute pass): module k is used again in the backward
 // after the modules behind it in forward order were fetched; it is gathered again only when their
 // parameters reach the limit (the last module, used twice in a row, never is).
+// `layer_reduce` (backward pass): one layer's gradient reduce-scatter. DeepSpeed issues gathers and
+// reduce-scatters on the same data-parallel process group, whose NCCL stream runs them in issue order,
+// so a gather issued only when its module runs also waits for the reduce-scatter of the gradients of
+// the module before it (runtime/zero/stage3.py: reduce-scatter launched from the gradient hook, before
+// the next module's pre-backward fetch).
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
+  double reduce_waited = 0;  // seconds per layer of reduce-scatter a blocked gather waits behind
   double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
   double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
 };
 PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
-                                  double layer_gather, double layer_compute, double reuse_limit = 0);
+                                  double layer_gather, double layer_compute, double reuse_limit = 0,
+                                  double layer_reduce = 0);
 
 struct Zero3Inputs {
   double micro_batches = 1;

@@ -85,6 +85,15 @@ TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
   EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::fsdp), 0.0);
 }
 
+TEST(ShardedTime, BlockedGatherWaitsBehindTheReduceScatterBeforeIt) {
+  // h = 32768, backward: every gather is blocked and waits behind the reduce-scatter of the module
+  // before it, so the whole layer's reduce-scatter (here 6 s) waits; forward passes have none.
+  const PassExposure b = gather_pass_exposure(gpt_layer(32768), true, 1e9, 12.0, 6.0, 0.0, 6.0);
+  EXPECT_DOUBLE_EQ(b.reduce_waited, 6.0);
+  const PassExposure f = gather_pass_exposure(gpt_layer(32768), false, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(f.reduce_waited, 0.0);
+}
+
 TEST(ShardedTime, Gpt175BLayerPrefetchesEverything) {
   // h = 12288: the largest module (fc1, 0.60e9) is under 1e9: every gather is prefetched.
   const PassExposure f = gather_pass_exposure(gpt_layer(12288), false, 1e9, 1.2, 12.0);
@@ -122,7 +131,10 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   in.forward = 60;
   in.backward = 120;
   in.live_limit = 1e9;
-  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 6.0, 1e-9);
+  // In the backward the blocked gathers of fc2, fc1 and proj also wait behind the reduce-scatter of the
+  // module before each (qkv of the next layer, fc2, fc1: 3 + 4 + 4 = 11/12 of a layer's 1.2 s), once
+  // per step: 10 x 1.1 = 11 s.
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 11.0 + 6.0, 1e-9);
   // The same under FSDP (no limit): everything overlaps 360 s of compute; only the last bucket shows.
   in.live_limit = std::numeric_limits<double>::infinity();
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 0.5, 1e-9);
