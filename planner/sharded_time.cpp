@@ -75,8 +75,10 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
   const double layers = std::max(1.0, in.layers);
   const double m = in.micro_batches;
   const double layer_gather = in.gather_pass / layers;
-  // The step's reduce-scatter follows the last micro-batch's backward, one layer's share per layer.
-  const double layer_reduce = in.overlap_reduce ? in.reduce / layers : 0.0;
+  // Each reducing backward pass reduce-scatters one layer's share per layer: the last micro-batch's,
+  // or every micro-batch's (DeepSpeed).
+  const double reducing_passes = in.reduce_every_micro_batch ? std::max(1.0, m) : 1.0;
+  const double layer_reduce = in.overlap_reduce ? in.reduce / reducing_passes / layers : 0.0;
   const double forward = in.forward / layers;
   const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
   PassExposure rc;
@@ -95,8 +97,7 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> module
     blocked += prefetched;
     prefetched = excess = 0;
   }
-  // Only the last micro-batch's backward reduces (once per step): its waited share is counted once.
-  const double reduce_waited = in.overlap_gather ? std::min(in.reduce, layers * b.reduce_waited) : 0.0;
+  const double reduce_waited = in.overlap_gather ? std::min(in.reduce, reducing_passes * layers * b.reduce_waited) : 0.0;
   const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
   const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);

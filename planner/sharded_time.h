@@ -79,6 +79,11 @@ struct Zero3Inputs {
   // the modules released since (zero3_reuse_distance_limit).
   bool recompute_pass = false;
   double reuse_limit = 0;
+  // DeepSpeed ZeRO-2/3 reduce-scatter after every backward, not once per step: each rank keeps only
+  // its partition of the accumulated gradient (DeepSpeed issue #2252, maintainer's answer; engine.py
+  // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as
+  // well"). `reduce` is then m times the one-backward reduce-scatter.
+  bool reduce_every_micro_batch = false;
 };
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;

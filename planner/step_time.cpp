@@ -315,7 +315,8 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
       z.micro_batches = m;
       z.layers = p.layers_per_stage[static_cast<size_t>(r.slowest_stage)];
       z.gather_pass = gather + offload.gather_h2d;  // a host-resident shard is copied up before each gather
-      z.reduce = reduce;
+      z.reduce_every_micro_batch = t.framework == Framework::deepspeed;
+      z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
       z.last_bucket = last_bucket;
       z.forward = worst_f;
       z.backward = worst_b;

@@ -138,6 +138,15 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   // The same under FSDP (no limit): everything overlaps 360 s of compute; only the last bucket shows.
   in.live_limit = std::numeric_limits<double>::infinity();
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 0.5, 1e-9);
+  // DeepSpeed reduce-scatters after both backwards: 24 s of reduce-scatter given, 12 s per backward,
+  // so the blocked gathers wait behind 2 x 11 = 22 s of it (FSDP back to the once-per-step case below).
+  in.live_limit = 1e9;
+  in.reduce = 24;
+  in.reduce_every_micro_batch = true;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 22.0 + 6.0, 1e-9);
+  in.reduce = 12;
+  in.reduce_every_micro_batch = false;
+  in.live_limit = std::numeric_limits<double>::infinity();
   // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides.
   in.overlap_gather = false;
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 0.5, 1e-9);
