@@ -6,6 +6,8 @@
 #include "collectives.h"
 #include "framework_rules.h"
 #include "gemm_time.h"
+#include "offload_time.h"
+#include "sharded_time.h"
 
 namespace tp {
 namespace {
@@ -289,6 +291,9 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double params = stage.parameters;
   const double grad_bytes = params * element_bytes(t.grad_precision);
   const double weight_bytes = params * stored_bytes(t.precision);
+  // Host offload: PCIe transfers and the CPU optimizer of the GPU's shard (planner/offload_time.h).
+  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
+  const OffloadTimes offload = offload_times(s, hw, shard, m);
   double dp_exposed = 0;
   if (dp_group.size > 1) {
     const double reduce = p.zero == 0
@@ -304,19 +309,27 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
     if (p.zero == 3) {
       // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
-      // and again for backward, and the gradients are reduce-scattered. Bounded overlap: what overlaps
-      // hides at most behind the step's compute, the rest is exposed (docs/model.md §15); per-GPU
-      // traffic does not shrink as GPUs are added, the compute per GPU does.
-      const double gathers = m * 2.0 * gather;
-      const double hidden_traffic = (p.overlap_param_gather ? gathers : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
-      const double exposed_traffic = (p.overlap_param_gather ? 0.0 : gathers) + (p.overlap_grad_reduce ? 0.0 : reduce);
-      const double window = m * (worst_f + worst_b);
-      dp_exposed = exposed_traffic + std::max(hidden_traffic - window, p.overlap_grad_reduce ? last_bucket : 0.0);
+      // and again for backward, and the gradients are reduce-scattered. Bounded overlap and DeepSpeed's
+      // live-parameter limit (planner/sharded_time.h, docs/model.md §15).
+      Zero3Inputs z;
+      z.micro_batches = m;
+      z.layers = p.layers_per_stage[static_cast<size_t>(r.slowest_stage)];
+      z.gather_pass = gather + offload.gather_h2d;  // a host-resident shard is copied up before each gather
+      z.reduce_every_micro_batch = t.framework == Framework::deepspeed;
+      z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
+      z.last_bucket = last_bucket;
+      z.forward = worst_f;
+      z.backward = worst_b;
+      z.overlap_gather = p.overlap_param_gather;
+      z.overlap_reduce = p.overlap_grad_reduce;
+      z.live_limit = zero3_live_parameter_limit(t.framework);
+      z.reuse_limit = zero3_reuse_distance_limit(t.framework);
+      z.recompute_pass = t.framework == Framework::deepspeed && p.recompute.mode == RecomputeMode::full;
+      dp_exposed = zero3_exposed(z, gather_modules(g, p.tp).view());
     }
   }
 
   // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
-  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
   const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
   double optimizer = shard * per_param / c.bw;
@@ -339,12 +352,10 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // (docs/model.md, "FP8 training").
   optimizer += fp8_weight_parameters(g, s, r.slowest_stage) * 4.0 /
                (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
-  if (p.offload_optimizer == OffloadTarget::cpu) {
-    // Gradients go down and updated weights come up over PCIe; the CPU update itself at host
-    // memory speed (~100 GB/s per node, shared by the node's GPUs).
-    const double pcie = gpu.pcie.value > 0 ? gpu.pcie.value * hw.pcie_efficiency : 16e9;
-    const double host_bw = 100e9 / s.cluster.gpus_per_node;
-    optimizer = shard * (4.0 + 2.0) / pcie + shard * (2.0 * 16.0 + 4.0) / host_bw;
+  if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
+    // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies
+    // to the host show beyond the backward passes they overlap.
+    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - m * worst_b);
   }
 
   r.optimizer_step = Seconds(optimizer);

@@ -40,13 +40,12 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 20.5 % mean, 60.0 % max. These bounds record
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 14.1 % mean, 61.7 % max. These bounds record
   // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
-  // The level was 15.0 % / 58.9 % while MPT's GELU was timed as Hugging Face's nine-kernel gelu_new; MPT
-  // runs torch.nn.GELU (one kernel), which makes the llm-foundry H100 runs 10-30 points faster than
-  // measured: the time they miss is elsewhere (§22).
-  EXPECT_LE(mean, 0.21);
-  EXPECT_LE(worst, 0.61);
+  // The max rose from 58.9 % when the PyTorch FSDP blog's 1T run got the SGD optimizer its source
+  // prints (it had AdamW's slower CPU step): that run's FLOP formula is not printed (§22, item 6).
+  EXPECT_LE(mean, 0.145);
+  EXPECT_LE(worst, 0.62);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "offload_time.h"
+
+#include <algorithm>
+
+#include "estimate.h"
+
+namespace tp {
+
+double host_memory_bandwidth(const GpuSpec& gpu) {
+  // Datasheet channel rates, both sockets; 0.8 of it is what STREAM-class kernels reach (McCalpin,
+  // STREAM results for two-socket servers: 75-85 % of peak).
+  // - ampere: DGX A100, 2 x AMD EPYC 7742, 8 channels DDR4-3200 each: 2 x 204.8 GB/s (NVIDIA DGX A100
+  //   user guide; AMD EPYC 7742 datasheet). Azure NDm A100 v4 hosts (2 x EPYC 7V12) are the same platform.
+  // - hopper / blackwell: DGX H100, 2 x Intel Xeon Platinum 8480C, 8 channels DDR5-4800 each:
+  //   2 x 307.2 GB/s (NVIDIA DGX H100 user guide; Intel ARK 8480+).
+  // - others: a two-socket DDR4-2666 host with 6 channels each (DGX-1 / DGX-2 class): 2 x 128 GB/s.
+  constexpr double kStream = 0.8;
+  if (gpu.generation == "ampere") return 2 * 204.8e9 * kStream;
+  if (gpu.generation == "hopper" || gpu.generation == "blackwell") return 2 * 307.2e9 * kStream;
+  return 2 * 128e9 * kStream;
+}
+
+namespace {
+
+// Host bytes per parameter of one optimizer step: read and write the fp32 parameter and each fp32
+// state, read the fp32 gradient; ZeRO-Offload also writes the 16-bit copy it sends back to the GPU.
+double cpu_step_bytes_per_param(const TrainingSpec& t) {
+  const double states = optimizer_bytes_per_param(t.optimizer);
+  const double copy16 = t.framework == Framework::deepspeed ? 2.0 : 0.0;
+  return 2.0 * 4.0 + 2.0 * states + 4.0 + copy16;
+}
+
+// Slowdown of the framework's CPU optimizer relative to one streaming pass over those bytes.
+// DeepSpeed's DeepSpeedCPUAdam (csrc/adam/cpu_adam.cpp, AVX512/AVX256 + OpenMP, one fused pass) is
+// taken as streaming. torch.optim's Adam/AdamW on CPU run one op per term (mul_, add_, addcmul_,
+// sqrt, div, add_, addcdiv_: ~6 passes); DeepSpeed's ZeRO-Offload tutorial measures DeepSpeedCPUAdam
+// "5X-7X faster than the standard PyTorch implementation": 6. SGD is one add_ (or two with momentum).
+double cpu_optimizer_slowdown(const TrainingSpec& t) {
+  if (t.framework == Framework::deepspeed) return 1.0;
+  switch (t.optimizer) {
+    case Optimizer::adam:
+    case Optimizer::adamw:
+    case Optimizer::adam8bit:
+    case Optimizer::lion: return 6.0;
+    default: return 1.0;
+  }
+}
+
+}  // namespace
+
+double cpu_optimizer_seconds(const Scenario& s, double shard) {
+  const double node_params = shard * s.cluster.gpus_per_node;
+  return node_params * cpu_step_bytes_per_param(s.training) * cpu_optimizer_slowdown(s.training) /
+         host_memory_bandwidth(s.cluster.gpu);
+}
+
+OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double shard, double micro_batches) {
+  OffloadTimes r;
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  const bool params_on_host = p.offload_params == OffloadTarget::cpu;
+  const bool optimizer_on_host = p.offload_optimizer == OffloadTarget::cpu || params_on_host;
+  if (!optimizer_on_host) return r;
+  const double pcie = s.cluster.gpu.pcie.value > 0 ? s.cluster.gpu.pcie.value * hw.pcie_efficiency : 16e9;
+  const double grad16 = element_bytes(t.grad_precision);
+  if (params_on_host) {
+    // FSDP CPUOffload(offload_params=True): the fp32 parameter shard lives on the host and
+    // FlatParamHandle.pre_unshard copies it to the GPU before every all-gather, forward and backward
+    // (torch/distributed/fsdp/_flat_param.py, _use_low_precision_shard / flat_param_to); DeepSpeed's
+    // offload_param keeps the 16-bit partition on the host and copies it per fetch
+    // (runtime/zero/partitioned_param_coordinator.py). Gradients go to the host after every backward.
+    const double host_param_bytes = t.framework == Framework::deepspeed ? 2.0 : 4.0;
+    r.gather_h2d = shard * host_param_bytes / pcie;
+    r.grads_d2h = micro_batches * shard * (t.framework == Framework::deepspeed ? grad16 : 4.0) / pcie;
+  } else {
+    // ZeRO-Offload (Ren et al. 2021, sec. 4.1): 16-bit gradients down as they are reduced, overlapping
+    // the backward; after the CPU step the updated 16-bit parameters come back to the GPU.
+    r.grads_d2h = shard * grad16 / pcie;
+    r.params_h2d = shard * 2.0 / pcie;
+  }
+  r.cpu_step = cpu_optimizer_seconds(s, shard);
+  return r;
+}
+
+}  // namespace tp

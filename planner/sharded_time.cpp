@@ -1,0 +1,107 @@
+#include "sharded_time.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tp {
+
+GatherModules gather_modules(const OpGraph& g, int tp) {
+  GatherModules r;
+  double total = 0;
+  for (const Op& op : g.layer) {
+    if (op.kind != OpKind::gemm || op.params_split <= 0) continue;
+    const double params = op.params_split / std::max(1, tp);
+    if (r.count < GatherModules::capacity) {
+      r.items[r.count++] = {params, params};
+    } else {
+      r.items[r.count - 1].parameters += params;
+      r.items[r.count - 1].share += params;
+    }
+    total += params;
+  }
+  for (std::size_t i = 0; i < r.count; ++i) r.items[i].share = total > 0 ? r.items[i].share / total : 0.0;
+  return r;
+}
+
+double zero3_live_parameter_limit(Framework f) {
+  // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/config.py: max_live_parameters = 1e9, the
+  // stage3_max_live_parameters key; partitioned_param_coordinator.py, fetch_sub_module: the prefetch
+  // budget is min(max_available - available, prefetch_bucket_size), nothing is prefetched when it is
+  // not positive). FSDP and Megatron-FSDP have no such limit.
+  if (f == Framework::deepspeed) return 1e9;
+  return std::numeric_limits<double>::infinity();
+}
+
+double zero3_reuse_distance_limit(Framework f) {
+  // DeepSpeed ZeRO-3: max_reuse_distance = 1e9 (deepspeed/runtime/zero/config.py, the
+  // stage3_max_reuse_distance key; partitioned_param_coordinator.py, __params_to_release).
+  return f == Framework::deepspeed ? 1e9 : 0.0;
+}
+
+PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
+                                  double layer_gather, double layer_compute, double reuse_limit,
+                                  double layer_reduce) {
+  PassExposure r;
+  const size_t n = modules.size();
+  if (n == 0) return r;
+  if (!(live_limit < std::numeric_limits<double>::infinity())) {
+    // FSDP: the next layer's gather overlaps the whole of this layer's compute.
+    r.prefetched = layer_gather;
+    r.excess = std::max(0.0, layer_gather - layer_compute);
+    return r;
+  }
+  double fetched_since = 0;  // backward: parameters of the modules after k in forward order
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = backward ? n - 1 - i : i;
+    const size_t prev = backward ? (k + 1) % n : (k + n - 1) % n;  // the module that ran before k
+    const bool kept = backward && fetched_since < reuse_limit;
+    if (backward) fetched_since += modules[k].parameters;
+    if (kept) continue;
+    const double gather = modules[k].share * layer_gather;
+    if (modules[prev].parameters >= live_limit) {
+      r.blocked += gather;
+      r.reduce_waited += modules[prev].share * layer_reduce;
+    } else {
+      r.prefetched += gather;
+      r.excess += std::max(0.0, gather - modules[prev].share * layer_compute);
+    }
+  }
+  return r;
+}
+
+double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules) {
+  static constexpr GatherModule whole_layer[1] = {{0.0, 1.0}};
+  const std::span<const GatherModule> mods = modules.empty() ? std::span<const GatherModule>(whole_layer) : modules;
+  const double layers = std::max(1.0, in.layers);
+  const double m = in.micro_batches;
+  const double layer_gather = in.gather_pass / layers;
+  // Each reducing backward pass reduce-scatters one layer's share per layer: the last micro-batch's,
+  // or every micro-batch's (DeepSpeed).
+  const double reducing_passes = in.reduce_every_micro_batch ? std::max(1.0, m) : 1.0;
+  const double layer_reduce = in.overlap_reduce ? in.reduce / reducing_passes / layers : 0.0;
+  const double forward = in.forward / layers;
+  const PassExposure f = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
+  PassExposure rc;
+  PassExposure b;
+  if (in.recompute_pass) {
+    rc = gather_pass_exposure(mods, false, in.live_limit, layer_gather, forward);
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, std::max(0.0, in.backward / layers - forward),
+                             in.reuse_limit, layer_reduce);
+  } else {
+    b = gather_pass_exposure(mods, true, in.live_limit, layer_gather, in.backward / layers, 0.0, layer_reduce);
+  }
+  double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
+  double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
+  double excess = m * layers * (f.excess + rc.excess + b.excess);
+  if (!in.overlap_gather) {
+    blocked += prefetched;
+    prefetched = excess = 0;
+  }
+  const double reduce_waited = in.overlap_gather ? std::min(in.reduce, reducing_passes * layers * b.reduce_waited) : 0.0;
+  const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
+  const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
+  const double window = m * (in.forward + in.backward);
+  return waited + std::max({excess, hidden - window, in.overlap_reduce ? in.last_bucket : 0.0});
+}
+
+}  // namespace tp

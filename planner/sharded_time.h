@@ -1,0 +1,94 @@
+// ZeRO-3 / FSDP: the parameter all-gathers and the gradient reduce-scatter of one step on the
+// critical path (docs/model.md §15, "Sharded data parallelism"). Bounded overlap: what overlaps hides
+// at most behind the compute it overlaps; DeepSpeed's live-parameter limit stops the prefetch of the
+// next module's weights while a large module is gathered, so that gather waits in full.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <span>
+
+#include "op_graph.h"
+#include "specs.h"
+
+namespace tp {
+
+// One module that ZeRO-3 gathers on its own (a Linear layer's weight): its parameters on one GPU once
+// gathered, and its share of the layer's GEMM time and of the layer's gathered bytes.
+struct GatherModule {
+  double parameters = 0;  // gathered numel on one GPU (the tp shard, unsharded over dp)
+  double share = 0;       // of the layer's GEMM parameters: its share of gather bytes and GEMM time
+};
+
+// The gathered modules of one layer in forward order (the GEMMs of the op graph; norm weights and
+// biases stay below DeepSpeed's persistence threshold of 1e5 and are never gathered). Fixed capacity,
+// no allocation (step_time runs per sweep point); GEMMs past the capacity join the last module.
+struct GatherModules {
+  static constexpr std::size_t capacity = 16;
+  std::array<GatherModule, capacity> items{};
+  std::size_t count = 0;
+  std::span<const GatherModule> view() const { return {items.data(), count}; }
+};
+GatherModules gather_modules(const OpGraph& g, int tp);
+
+// DeepSpeed's stage3_max_live_parameters: no prefetch is issued while this many parameters are
+// gathered (deepspeed/runtime/zero/config.py, default 1e9); no limit for the other frameworks (FSDP
+// prefetches one unit ahead whatever its size).
+double zero3_live_parameter_limit(Framework f);
+
+// DeepSpeed's stage3_max_reuse_distance: a gathered parameter that is used again before this many
+// other parameters are fetched is kept rather than released (runtime/zero/config.py, default 1e9);
+// 0 for frameworks that release every module after use.
+double zero3_reuse_distance_limit(Framework f);
+
+// One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
+// a layer follows the last one of the previous layer), given one layer's whole gather time and its
+// compute time in that pass. A module's gather is prefetched while the module before it runs unless
+// that module alone holds `live_limit` parameters or more; a prefetched gather is exposed beyond the
+// compute it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or
+// the previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
+// `reuse_limit` (the backward pass after a recompute pass): module k is used again in the backward
+// after the modules behind it in forward order were fetched; it is gathered again only when their
+// parameters reach the limit (the last module, used twice in a row, never is).
+// `layer_reduce` (backward pass): one layer's gradient reduce-scatter. DeepSpeed issues gathers and
+// reduce-scatters on the same data-parallel process group, whose NCCL stream runs them in issue order,
+// so a gather issued only when its module runs also waits for the reduce-scatter of the gradients of
+// the module before it (runtime/zero/stage3.py: reduce-scatter launched from the gradient hook, before
+// the next module's pre-backward fetch).
+struct PassExposure {
+  double blocked = 0;   // seconds per layer: gathers issued only when their module runs
+  double reduce_waited = 0;  // seconds per layer of reduce-scatter a blocked gather waits behind
+  double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
+  double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
+};
+PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
+                                  double layer_gather, double layer_compute, double reuse_limit = 0,
+                                  double layer_reduce = 0);
+
+struct Zero3Inputs {
+  double micro_batches = 1;
+  double layers = 1;
+  double gather_pass = 0;   // seconds: one all-gather of the stage's 16-bit weights over the dp group
+  double reduce = 0;        // seconds: the gradient reduce-scatter of the step
+  double last_bucket = 0;   // seconds: the last gradient bucket, never overlapped
+  double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
+  bool overlap_gather = true, overlap_reduce = true;
+  double live_limit = 0;    // zero3_live_parameter_limit
+  // DeepSpeed with full recompute: the recompute forward fetches every module again through its
+  // forward hooks (a third pass over the forward's share `forward`), and the backward pass fetches only
+  // the modules released since (zero3_reuse_distance_limit).
+  bool recompute_pass = false;
+  double reuse_limit = 0;
+  // DeepSpeed ZeRO-2/3 reduce-scatter after every backward, not once per step: each rank keeps only
+  // its partition of the accumulated gradient (DeepSpeed issue #2252, maintainer's answer; engine.py
+  // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as
+  // well"). `reduce` is then m times the one-backward reduce-scatter.
+  bool reduce_every_micro_batch = false;
+};
+
+// Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
+// the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
+// gather at most behind the module before it; at least the last gradient bucket is exposed.
+double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules);
+
+}  // namespace tp

@@ -1,0 +1,207 @@
+// ZeRO-3 gathers per module (planner/sharded_time.h), by hand computation.
+// Oracle: DeepSpeed's prefetch rule (deepspeed/runtime/zero/partitioned_param_coordinator.py,
+// fetch_sub_module): after a module's weights are gathered, the next ones are prefetched only while
+// fewer than stage3_max_live_parameters (1e9, runtime/zero/config.py) are gathered; a GPT layer's
+// Linear weights are 3h^2 (qkv), h^2 (proj), 4h^2 (fc1), 4h^2 (fc2) (Narayanan et al. 2021, eq. 2).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "estimate.h"
+#include "hardware_profile.h"
+#include "sharded_time.h"
+#include "step_time.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+std::vector<GatherModule> gpt_layer(double h) {
+  const double h2 = h * h;
+  return {{3 * h2, 3.0 / 12}, {h2, 1.0 / 12}, {4 * h2, 4.0 / 12}, {4 * h2, 4.0 / 12}};
+}
+
+TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
+  // GPT-3 175B shape: one layer's GEMM weights are 12 h^2 = 1.81e9, qkv a quarter of them.
+  const Scenario s = test::scenario(
+      "model: {layers: 96, hidden: 12288, heads: 96, ffn_hidden: 49152, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 1}\n"
+      "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const GatherModules all = gather_modules(g, 1);
+  const std::span<const GatherModule> mods = all.view();
+  double params = 0, share = 0;
+  for (const GatherModule& m : mods) {
+    params += m.parameters;
+    share += m.share;
+  }
+  EXPECT_NEAR(params, 12.0 * 12288 * 12288, 1e-6 * params);
+  EXPECT_NEAR(share, 1.0, 1e-12);
+  EXPECT_NEAR(mods.front().parameters, 3.0 * 12288 * 12288, 1e3);
+}
+
+TEST(ShardedTime, Gpt2TLayerWaitsForEveryGather) {
+  // h = 32768: the smallest module (proj) holds 1.07e9 >= 1e9 parameters, so nothing is ever prefetched:
+  // the whole layer's gather (12 s here) waits in both passes, none is overlapped.
+  for (bool backward : {false, true}) {
+    const PassExposure e = gather_pass_exposure(gpt_layer(32768), backward, 1e9, 12.0, 6.0);
+    EXPECT_DOUBLE_EQ(e.blocked, 12.0);
+    EXPECT_DOUBLE_EQ(e.prefetched, 0.0);
+    EXPECT_DOUBLE_EQ(e.excess, 0.0);
+  }
+}
+
+TEST(ShardedTime, Gpt530BLayerPrefetchesOnlyBehindProj) {
+  // h = 20480: qkv 1.26e9, proj 0.42e9, fc1 and fc2 1.68e9. Layer gather G = 12 s, compute C = 6 s.
+  // Forward qkv, proj, fc1, fc2: only fc1 follows a module under 1e9 (proj): blocked 3 + 1 + 4 = 8 s;
+  // fc1 (4 s) is prefetched behind proj's 1/12 of C = 0.5 s: 3.5 s beyond it.
+  const PassExposure f = gather_pass_exposure(gpt_layer(20480), false, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(f.blocked, 8.0);
+  EXPECT_DOUBLE_EQ(f.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(f.excess, 3.5);
+  // Backward fc2, fc1, proj, qkv (fc2 follows the next layer's qkv): only qkv follows proj: blocked
+  // 4 + 4 + 1 = 9 s; qkv (3 s) prefetched behind 0.5 s: 2.5 s beyond it.
+  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(b.blocked, 9.0);
+  EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
+  EXPECT_DOUBLE_EQ(b.excess, 2.5);
+}
+
+TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
+  // DeepSpeed with full recompute: the recompute forward fetched qkv, proj, fc1, fc2; the backward then
+  // needs fc2 (no other parameters fetched since: kept), fc1 (fc2's 1.68e9 fetched since: >= 1e9,
+  // released, gathered again), proj and qkv (gathered again). h = 20480, G = 12 s, C = 6 s: fc1 and
+  // proj wait (4 + 1 s), qkv (3 s) is prefetched behind proj's 0.5 s: 2.5 s beyond it.
+  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0, 1e9);
+  EXPECT_DOUBLE_EQ(b.blocked, 5.0);
+  EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
+  EXPECT_DOUBLE_EQ(b.excess, 2.5);
+  // h = 12288: fc2 kept, fc1 kept (0.60e9 fetched since), proj and qkv (1.2e9 and 1.36e9) gathered
+  // again, both prefetched: 4/12 of G.
+  const PassExposure s = gather_pass_exposure(gpt_layer(12288), true, 1e9, 12.0, 6.0, 1e9);
+  EXPECT_DOUBLE_EQ(s.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::deepspeed), 1e9);
+  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::fsdp), 0.0);
+}
+
+TEST(ShardedTime, BlockedGatherWaitsBehindTheReduceScatterBeforeIt) {
+  // h = 32768, backward: every gather is blocked and waits behind the reduce-scatter of the module
+  // before it, so the whole layer's reduce-scatter (here 6 s) waits; forward passes have none.
+  const PassExposure b = gather_pass_exposure(gpt_layer(32768), true, 1e9, 12.0, 6.0, 0.0, 6.0);
+  EXPECT_DOUBLE_EQ(b.reduce_waited, 6.0);
+  const PassExposure f = gather_pass_exposure(gpt_layer(32768), false, 1e9, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(f.reduce_waited, 0.0);
+}
+
+TEST(ShardedTime, Gpt175BLayerPrefetchesEverything) {
+  // h = 12288: the largest module (fc1, 0.60e9) is under 1e9: every gather is prefetched.
+  const PassExposure f = gather_pass_exposure(gpt_layer(12288), false, 1e9, 1.2, 12.0);
+  EXPECT_DOUBLE_EQ(f.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(f.prefetched, 1.2);
+  // Each gather (G x share) is below the module before it (C x share): 0.1 x 4 = 0.4 s against
+  // proj's 1.0 s for fc1, etc.
+  EXPECT_DOUBLE_EQ(f.excess, 0.0);
+}
+
+TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
+  // FSDP: no live-parameter limit; the next layer's gather overlaps the whole layer: exposed beyond it
+  // only when G > C (here 12 - 6 = 6 s).
+  const double none = std::numeric_limits<double>::infinity();
+  const PassExposure e = gather_pass_exposure(gpt_layer(32768), false, none, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(e.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(e.excess, 6.0);
+  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::fsdp), none);
+  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::deepspeed), 1e9);
+}
+
+TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
+  // 2 micro-batches, 10 layers, gather pass 24 s (2.4 s per layer), reduce-scatter 12 s, forward 60 s
+  // and backward 120 s per micro-batch. h = 20480 under DeepSpeed: per layer and micro-batch the
+  // blocked gathers are 8/12 + 9/12 of 2.4 s = 3.4 s -> 2 x 10 x 3.4 = 68 s waited; the prefetched
+  // ones (7/12 x 2.4 = 1.4 s per layer, 28 s) and the reduce-scatter (12 s) fit in 360 s of compute, but
+  // fc1's gather (4/12 x 2.4 = 0.8 s) overlaps only proj's 1/12 of the 6 s layer forward (0.5 s): 0.3 s
+  // beyond it per layer and micro-batch, 6 s in all (qkv's 0.6 s in backward hides behind proj's 1.0 s).
+  Zero3Inputs in;
+  in.micro_batches = 2;
+  in.layers = 10;
+  in.gather_pass = 24;
+  in.reduce = 12;
+  in.last_bucket = 0.5;
+  in.forward = 60;
+  in.backward = 120;
+  in.live_limit = 1e9;
+  // In the backward the blocked gathers of fc2, fc1 and proj also wait behind the reduce-scatter of the
+  // module before each (qkv of the next layer, fc2, fc1: 3 + 4 + 4 = 11/12 of a layer's 1.2 s), once
+  // per step: 10 x 1.1 = 11 s.
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 11.0 + 6.0, 1e-9);
+  // The same under FSDP (no limit): everything overlaps 360 s of compute; only the last bucket shows.
+  in.live_limit = std::numeric_limits<double>::infinity();
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 0.5, 1e-9);
+  // DeepSpeed reduce-scatters after both backwards: 24 s of reduce-scatter given, 12 s per backward,
+  // so the blocked gathers wait behind 2 x 11 = 22 s of it (FSDP back to the once-per-step case below).
+  in.live_limit = 1e9;
+  in.reduce = 24;
+  in.reduce_every_micro_batch = true;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 22.0 + 6.0, 1e-9);
+  in.reduce = 12;
+  in.reduce_every_micro_batch = false;
+  in.live_limit = std::numeric_limits<double>::infinity();
+  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides.
+  in.overlap_gather = false;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 0.5, 1e-9);
+}
+
+TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {
+  // GPT layers with h = 20480 on 64 GPUs under DeepSpeed ZeRO-3: per micro-batch, 8/12 of the layers'
+  // gather waits in the forward pass and 9/12 in the backward pass (hand count above), so the step's
+  // exposed DP time is at least (8 + 9)/12 x m x the layers' share of one gather pass.
+  const Scenario s = test::scenario(
+      "model: {layers: 4, hidden: 20480, heads: 128, ffn_hidden: 81920, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 8}\n"
+      "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 128, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const Estimate e = estimate(s, g);
+  const StepTime t = step_time(s, g, e, profile_for(s));
+  const double m = static_cast<double>(e.micro_batches);
+  // The gather pass covers the embedding too; the blocked share applies to the layers' GEMMs only:
+  // 4 layers x 12 h^2 of the stage's parameters.
+  const double layer_share = 4 * 12.0 * 20480 * 20480 / e.parameters_total;
+  const double gather_pass = t.dp_gather.value;
+  EXPECT_GE(t.exposed.dp.value, (8.0 + 9.0) / 12.0 * m * gather_pass * layer_share * 0.999);
+}
+
+}  // namespace
+}  // namespace tp
+
+namespace tp {
+namespace {
+
+TEST(ShardedTime, AddingGpusKeepsDeepSpeedWaitedGathersAboveTheLinkBound) {
+  // Issue 10's property with DeepSpeed's limit in play: GPT layers of h = 20480 (modules of >= 1e9
+  // parameters), a fixed global batch of 512 sequences, 64 to 512 GPUs on nodes of 8 x 200 Gb/s NICs.
+  // Each node receives (n - 8)/n x 2P bytes per gather pass (two passes per micro-batch) and sends as
+  // much per reduce-scatter through 200 GB/s of NICs; exposed >= that / 200 GB/s - compute, and the
+  // waited part alone >= (8 + 9)/12 of the layers' gather passes (hand count above), at every size.
+  for (int gpus : {64, 128, 256, 512}) {
+    const Scenario s = test::scenario(
+        "model: {layers: 8, hidden: 20480, heads: 128, ffn_hidden: 81920, vocab: 50304, bias: false}\n"
+        "cluster: {preset: dgx-a100, nodes: " + std::to_string(gpus / 8) +
+        ", inter_node: {bandwidth: 200 Gbit/s, nics_per_node: 8}}\n"
+        "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 512, micro_batch: 1}\n"
+        "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
+    const OpGraph g = build_op_graph(s.model, s.training);
+    const Estimate e = estimate(s, g);
+    const StepTime t = step_time(s, g, e, profile_for(s));
+    const double n = gpus, p = e.parameters_total, m = static_cast<double>(e.micro_batches);
+    const double traffic = (n - 8) / n * p * (2.0 * 2.0 * m + 2.0);
+    const double compute = (t.compute + t.recompute).value;
+    EXPECT_GE(t.exposed.dp.value, traffic / 200e9 - compute) << gpus << " GPUs";
+    const double layer_share = 8 * 12.0 * 20480 * 20480 / p;
+    EXPECT_GE(t.exposed.dp.value, 17.0 / 12.0 * m * t.dp_gather.value * layer_share * 0.999) << gpus << " GPUs";
+  }
+}
+
+}  // namespace
+}  // namespace tp
