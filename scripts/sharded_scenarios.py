@@ -179,9 +179,6 @@ def setup_of(run, shape):
             notes.append("optimizer: SGD (printed: 'SGD optimizer; random input data')")
             par["offload"] = {"params": "cpu", "optimizer": "cpu"}
             notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
-            if "SGD optimizer" in (p.get("other") or ""):
-                tr["optimizer"] = "sgd"
-                notes.append("optimizer: SGD as printed (torch.optim.SGD, no momentum given)")
         if fam == "llmfoundry":
             mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
             notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
