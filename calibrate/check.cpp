@@ -9,6 +9,7 @@
 
 #include "fit_internal.h"
 #include "gemm_time.h"
+#include "kernel_class_time.h"
 
 namespace tp {
 
@@ -55,7 +56,8 @@ std::pair<std::string, double> predict(const HardwareProfile& hw, const ClusterS
       return {f, predict_attention(hw, gpu, it)};
     }
     case MeasuredOp::memory_kernel:
-      return {std::string("kernel ") + to_string(it.kernel), it.bytes / (hw.efficiency_of(it.kernel) * hbm)};
+      return {std::string("kernel ") + to_string(it.kernel),
+              kernel_class_seconds(hw, gpu, it.kernel, it.bytes, static_cast<double>(it.cols)).value};
     case MeasuredOp::kernel_launch: return {"launch", hw.kernel_launch.value};
     case MeasuredOp::power: return {"", fit_detail::kNaN};
     default: break;

@@ -43,6 +43,13 @@ struct AttentionCurve {
   double efficiency(double seq, double head_dim, bool causal = true) const;
 };
 
+// Shape terms of a kernel class (model/kernel_class_time.h): t = latency + bytes / (efficiency x HBM)
+// x (1 + (row_half / row)^4)^(1/4). Both 0 = the plain bandwidth of `kernel_efficiency`.
+struct KernelClassShape {
+  Seconds latency = Seconds(0);  // fixed cost of one call
+  double row_half = 0;           // row length (elements) below which a row-wise kernel loses bandwidth
+};
+
 struct CollectiveTierProfile {
   double bandwidth_efficiency = 1.0;  // achieved bus bandwidth / link bandwidth
   Seconds latency;                    // 0 = use the cluster's link latency
@@ -59,6 +66,7 @@ struct HardwareProfile {
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
   // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.
   std::array<double, kKernelClassCount> kernel_efficiency{};
+  std::array<KernelClassShape, kKernelClassCount> kernel_shape{};
   Seconds kernel_launch = Seconds(4e-6);  // per kernel, not hidden behind the previous one
   CollectiveTierProfile intra_node{0.8, Seconds(0)};
   CollectiveTierProfile inter_node{0.9, Seconds(0)};
@@ -75,6 +83,7 @@ struct HardwareProfile {
     const double e = kernel_efficiency[static_cast<size_t>(k)];
     return e > 0 ? e : memory_efficiency;
   }
+  const KernelClassShape& kernel_shape_of(KernelClass k) const { return kernel_shape[static_cast<size_t>(k)]; }
 };
 
 // Datasheet-derived defaults for the GPU's generation (one set per generation, no per-run tuning).

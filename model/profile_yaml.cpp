@@ -89,6 +89,22 @@ void read_kernels(MapReader& r, HardwareProfile& p) {
   k.finish();
 }
 
+// kernel_shape: {class: {latency: T, row_half: N}}: the shape terms of model/kernel_class_time.h.
+void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
+  if (!r.has("kernel_shape")) return;
+  MapReader k(r.node("kernel_shape"), "kernel_shape", r.file());
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const char* name = to_string(static_cast<KernelClass>(i));
+    if (!k.has(name)) continue;
+    MapReader c(k.node(name), k.field(name), k.file());
+    KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
+    s.latency = Seconds(c.quantity("latency", Dim::seconds, s.latency.value));
+    s.row_half = c.number("row_half", s.row_half, 0.0, 1e9);
+    c.finish();
+  }
+  k.finish();
+}
+
 void read_tier(MapReader& r, const char* key, CollectiveTierProfile& t) {
   if (!r.has(key)) return;
   MapReader c(r.node(key), r.field(key), r.file());
@@ -124,6 +140,7 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
   read_gemm_measured(r, p);
   read_attention(r, p);
   read_kernels(r, p);
+  read_kernel_shapes(r, p);
   read_rest(r, p);
   (void)r.node("provenance");  // where the profile came from, informational
   (void)r.node("fit");         // fit-quality report written by `calibrate fit`, informational
@@ -170,6 +187,17 @@ void write_kernels(std::ostream& out, const HardwareProfile& p) {
   for (int i = 0; i < kKernelClassCount; ++i) {
     const double e = p.kernel_efficiency[static_cast<size_t>(i)];
     if (e > 0) out << "  " << to_string(static_cast<KernelClass>(i)) << ": " << fmt(e) << "\n";
+  }
+  bool shaped = false;
+  for (const KernelClassShape& s : p.kernel_shape) shaped = shaped || s.latency.value > 0 || s.row_half > 0;
+  if (!shaped) return;
+  out << "kernel_shape:  # t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)\n";
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
+    if (s.latency.value > 0 || s.row_half > 0) {
+      out << "  " << to_string(static_cast<KernelClass>(i)) << ": {latency: " << fmt(s.latency.value * 1e6)
+          << " us, row_half: " << fmt(s.row_half) << "}\n";
+    }
   }
 }
 

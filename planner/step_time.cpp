@@ -6,6 +6,7 @@
 #include "collectives.h"
 #include "framework_rules.h"
 #include "gemm_time.h"
+#include "kernel_class_time.h"
 #include "offload_time.h"
 #include "sharded_time.h"
 
@@ -79,15 +80,24 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
           // class's bandwidth; the backward of an elementwise op moves 1.5x the forward's bytes (reads the
           // output gradient and the input, writes the input gradient), as the class measurements count it
           // (docs/model.md §20); quantization kernels run in one pass only (op.forward/backward_share).
-          const double peak_bw = c.s.cluster.gpu.memory_bandwidth.value;
+          // The class's bandwidth (model/kernel_class_time.h) at this op's row length when it runs as one
+          // fused row kernel: the hidden size, or the vocabulary shard for the loss (an eager chain of
+          // several elementwise kernels has no row term); the call's fixed cost is the launch term here.
+          const auto class_bw = [&](int k) {
+            const KernelClass kc = static_cast<KernelClass>(k);
+            const double row = op.kernels > 1 ? 0.0
+                               : kc == KernelClass::cross_entropy ? static_cast<double>(c.s.model.vocab) / c.tp
+                                                                  : static_cast<double>(c.s.model.hidden);
+            return kernel_class_bandwidth(c.hw, c.s.cluster.gpu, kc, row);
+          };
           const double bytes = moved * op.passes;
-          const double fwd = op.forward_share > 0 ? op.forward_share * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class))) +
+          const double fwd = op.forward_share > 0 ? op.forward_share * bytes / class_bw(op.kernel_class) +
                                                         launch * op.kernels
                                                   : 0.0;
           const bool once = op.kind == OpKind::loss;  // the loss class is timed forward + backward together
           const double bwd = once || op.backward_share <= 0
                                  ? 0.0
-                                 : op.backward_share * bytes / (peak_bw * c.hw.efficiency_of(static_cast<KernelClass>(op.kernel_class_backward))) +
+                                 : op.backward_share * bytes / class_bw(op.kernel_class_backward) +
                                        2 * launch * op.kernels;
           t.fwd += fwd;
           t.bwd += bwd;

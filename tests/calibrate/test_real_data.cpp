@@ -104,14 +104,12 @@ TEST(RealData, CudnnAttentionAndKernelClassesFitTheTorchFile) {
   // cuDNN SDPA: the curve over (s, d, causal) holds within 5 % on average (the issue's kernel target).
   EXPECT_LE(fams.at("attention fused forward (cudnn)").mape_percent, 5.0);
   EXPECT_LE(fams.at("attention fused backward (cudnn)").mape_percent, 5.0);
-  // One bandwidth per class: the elementwise classes hold within 5 % (issue target); the norms depend on
-  // the row length and miss it (<= 25 %, documented gap).
-  for (const char* k : {"kernel cast_to_fp32", "kernel gelu_fwd", "kernel swiglu_fwd", "kernel swiglu_bwd", "kernel cross_entropy"}) {
-    EXPECT_LE(fams.at(k).mape_percent, 5.0) << k;
-  }
+  // The kernel-class model (latency or row-length term per class): every class within 5 % (issue target)
+  // but AdamW, whose two state dtypes differ in more than bytes (<= 8 %, documented gap). Held-out
+  // (leave-one-out) levels: test_kernel_classes.cpp.
   for (const auto& [family, f] : fams) {
     if (family.rfind("kernel ", 0) == 0) {
-      EXPECT_LE(f.mape_percent, 25.0) << family;
+      EXPECT_LE(f.mape_percent, family == "kernel adamw" ? 8.0 : 5.0) << family;
     }
   }
 }

@@ -1,0 +1,36 @@
+#include "kernel_class_time.h"
+
+#include <cmath>
+
+namespace tp {
+
+bool kernel_class_is_row_wise(KernelClass k) {
+  switch (k) {
+    case KernelClass::rmsnorm_fwd:
+    case KernelClass::rmsnorm_bwd:
+    case KernelClass::layernorm_fwd:
+    case KernelClass::layernorm_bwd:
+    case KernelClass::cross_entropy: return true;
+    default: return false;
+  }
+}
+
+double kernel_row_factor(double row_half, double row_length) {
+  if (!(row_half > 0) || !(row_length > 0)) return 1.0;
+  // A smooth minimum of the long-row bandwidth and one growing with the row (bytes in flight per block,
+  // Little's law), p = 4 as in the GEMM roofline's corner (docs/calibration.md, evidence table).
+  const double r = row_half / row_length;
+  return std::pow(1.0 + r * r * r * r, 0.25);
+}
+
+double kernel_class_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double row_length) {
+  const double bw = gpu.memory_bandwidth.value * hw.efficiency_of(k);
+  return bw / kernel_row_factor(hw.kernel_shape_of(k).row_half, row_length);
+}
+
+Seconds kernel_class_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length) {
+  const double bw = kernel_class_bandwidth(hw, gpu, k, row_length);
+  return Seconds(hw.kernel_shape_of(k).latency.value + (bw > 0 ? bytes / bw : 0.0));
+}
+
+}  // namespace tp

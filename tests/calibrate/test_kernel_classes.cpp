@@ -1,0 +1,163 @@
+// The kernel-class model (model/kernel_class_time.h, calibrate/fit_kernels.cpp):
+//   t = latency + bytes / (eff x HBM) x (1 + (row_half / row)^4)^(1/4)
+// judged on REAL H100 data (tests/data/h100-sxm/torch-attention-and-kernels.json: PyTorch's kernels timed
+// by ../shared/measurements/scripts/fused_ref.py on 2026-11-22, three sizes per class, two per AdamW
+// dtype) with leave-one-out, the only held-out test one file of three sizes allows; plus the formula
+// written out by hand and recovery of known constants from synthetic records.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "catalog.h"
+#include "check.h"
+#include "errors.h"
+#include "fitter.h"
+#include "hardware_profile.h"
+#include "kernel_class_time.h"
+#include "kernel_traffic.h"
+#include "measurements.h"
+#include "test_support.h"
+#include "torch_import.h"
+
+namespace tp {
+namespace {
+
+ClusterSpec h100() {
+  ClusterSpec c;
+  c.gpu = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
+  return c;
+}
+
+Measurements torch_kernels() {
+  return import_torch_file(test::source_path("tests/data/h100-sxm/torch-attention-and-kernels.json"));
+}
+
+FitResult fit_of(const Measurements& m) {
+  FitOptions o;
+  o.cluster = h100();
+  o.holdout_every = 0;
+  return fit_profile(m, o);
+}
+
+std::map<std::string, FamilyFit> kernel_families(const FitResult& r) {
+  std::map<std::string, FamilyFit> out;
+  for (const FamilyFit& f : r.report.families) {
+    if (f.family.rfind("kernel ", 0) == 0) out[f.family] = f;
+  }
+  return out;
+}
+
+TEST(KernelClassModel, FormulaByHand) {
+  HardwareProfile hw;
+  const GpuSpec gpu = h100().gpu;  // 3.35 TB/s datasheet HBM bandwidth
+  const auto k = KernelClass::rmsnorm_bwd;
+  hw.kernel_efficiency[static_cast<size_t>(k)] = 0.5;
+  hw.kernel_shape[static_cast<size_t>(k)] = {Seconds(10e-6), 4096};
+  // Row = row_half: factor (1 + 1)^(1/4) = 1.189207; 1e9 B at 0.5 x 3.35e12 B/s = 597.0149 us.
+  EXPECT_NEAR(kernel_row_factor(4096, 4096), 1.189207, 1e-6);
+  EXPECT_NEAR(kernel_class_seconds(hw, gpu, k, 1e9, 4096).value, 10e-6 + 597.0149e-6 * 1.189207, 1e-9);
+  // Unknown row (0) or no row term: the plain bandwidth.
+  EXPECT_DOUBLE_EQ(kernel_row_factor(4096, 0), 1.0);
+  EXPECT_DOUBLE_EQ(kernel_row_factor(0, 2048), 1.0);
+  EXPECT_NEAR(kernel_class_bandwidth(hw, gpu, k, 0), 0.5 * 3.35e12, 1e3);
+  // Row 2048 = half of row_half: factor (1 + 16)^(1/4) = 2.030543.
+  EXPECT_NEAR(kernel_class_bandwidth(hw, gpu, k, 2048), 0.5 * 3.35e12 / 2.030543, 1e6);
+}
+
+TEST(KernelClassModel, AdamwBytesPerParameterFollowTheStateDtype) {
+  // fused_ref.py: bytes_moved = params x element bytes x 7 (read p, g, m, v; write p, m, v): 28 B per
+  // parameter with fp32 states, 14 B with bf16 ones. The import keeps them, and kernel_traffic agrees.
+  int seen = 0;
+  for (const Measurement& it : torch_kernels().items) {
+    if (it.op != MeasuredOp::memory_kernel || it.kernel != KernelClass::adamw) continue;
+    const double per_param = it.dtype == Precision::fp32 ? 28.0 : 14.0;
+    EXPECT_DOUBLE_EQ(it.bytes, per_param * static_cast<double>(it.rows)) << to_string(it.dtype);
+    EXPECT_DOUBLE_EQ(kernel_bytes_moved(KernelClass::adamw, it.dtype, it.rows, 1), it.bytes);
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4);
+}
+
+TEST(KernelClassModel, RealTorchKernelsFitAndHoldOutLeaveOneOut) {
+  const auto fams = kernel_families(fit_of(torch_kernels()));
+  ASSERT_EQ(fams.size(), 13u);  // every class but rotary (not in the file)
+  // The target for memory kernels: <= 5 % (fitted). One bandwidth per class missed it by 12-24 %
+  // for the norms and 14 % for AdamW (docs/calibration.md, "The kernel-class model").
+  for (const auto& [family, f] : fams) {
+    EXPECT_LE(f.mape_fit, family == "kernel adamw" ? 8.0 : 5.0) << family;
+  }
+  // Leave-one-out (each size predicted by the fit of the other two): elementwise classes <= 5 %; the norms
+  // extrapolate their row term from two row lengths (<= 13 %, against 17-35 % for one constant); AdamW's
+  // two state dtypes differ in more than bytes (<= 15 %, documented gap).
+  for (const char* k : {"kernel gelu_fwd", "kernel gelu_bwd", "kernel swiglu_fwd", "kernel swiglu_bwd",
+                        "kernel residual_add", "kernel cast_to_fp32", "kernel cast_to_16bit", "kernel cross_entropy"}) {
+    EXPECT_LE(fams.at(k).mape, 5.0) << k;
+  }
+  for (const char* k : {"kernel rmsnorm_fwd", "kernel rmsnorm_bwd", "kernel layernorm_fwd", "kernel layernorm_bwd"}) {
+    EXPECT_LE(fams.at(k).mape, 13.0) << k;
+  }
+  EXPECT_LE(fams.at("kernel adamw").mape, 15.0);
+}
+
+TEST(KernelClassModel, NormBandwidthFollowsTheRowLength) {
+  // Measured (fused_ref.py): torch RMSNorm backward moves 0.668 TB/s at hidden 2048 and 1.503 TB/s at
+  // hidden 8192 (ratio 0.444); the fitted profile must reproduce that ratio within 5 %.
+  const FitResult r = fit_of(torch_kernels());
+  const GpuSpec gpu = h100().gpu;
+  const double ratio = kernel_class_bandwidth(r.profile, gpu, KernelClass::rmsnorm_bwd, 2048) /
+                       kernel_class_bandwidth(r.profile, gpu, KernelClass::rmsnorm_bwd, 8192);
+  EXPECT_NEAR(ratio, 667.53 / 1502.84, 0.05 * 667.53 / 1502.84);
+  // Elementwise classes have no row term; row-wise ones no latency.
+  EXPECT_EQ(r.profile.kernel_shape_of(KernelClass::residual_add).row_half, 0.0);
+  EXPECT_EQ(r.profile.kernel_shape_of(KernelClass::rmsnorm_fwd).latency.value, 0.0);
+}
+
+Measurement kernel_record(KernelClass k, std::int64_t rows, std::int64_t cols, double seconds) {
+  Measurement it;
+  it.op = MeasuredOp::memory_kernel;
+  it.kernel = k;
+  it.dtype = Precision::bf16;
+  it.rows = rows;
+  it.cols = cols;
+  it.bytes = kernel_bytes_moved(k, Precision::bf16, rows, cols);
+  it.time.median = seconds;
+  return it;
+}
+
+TEST(KernelClassModel, SyntheticConstantsAreRecovered) {
+  // Known constants, 1 % multiplicative noise, the sizes of fused_ref.py and two more per class.
+  const double hbm = 3.35e12, eff_norm = 0.55, row_half = 3000, eff_add = 0.9, latency = 8e-6;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  Measurements m;
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {8192, 1024}, {8192, 2048}, {8192, 4096}, {16384, 8192}, {4096, 16384}}) {
+    const double nb = kernel_bytes_moved(KernelClass::rmsnorm_fwd, Precision::bf16, rows, cols);
+    const double tn = nb / (eff_norm * hbm) * std::pow(1 + std::pow(row_half / cols, 4), 0.25);
+    m.items.push_back(kernel_record(KernelClass::rmsnorm_fwd, rows, cols, tn * std::exp(noise(rng))));
+    const double ab = kernel_bytes_moved(KernelClass::residual_add, Precision::bf16, rows, cols);
+    m.items.push_back(kernel_record(KernelClass::residual_add, rows, cols, (latency + ab / (eff_add * hbm)) * std::exp(noise(rng))));
+  }
+  const FitResult r = fit_of(m);
+  EXPECT_NEAR(r.profile.efficiency_of(KernelClass::rmsnorm_fwd), eff_norm, 0.03 * eff_norm);
+  EXPECT_NEAR(r.profile.kernel_shape_of(KernelClass::rmsnorm_fwd).row_half, row_half, 0.1 * row_half);
+  EXPECT_NEAR(r.profile.efficiency_of(KernelClass::residual_add), eff_add, 0.03 * eff_add);
+  EXPECT_NEAR(r.profile.kernel_shape_of(KernelClass::residual_add).latency.value, latency, 0.3 * latency);
+}
+
+TEST(KernelClassModel, ProfileRoundTripKeepsTheShapeTerms) {
+  HardwareProfile p = fit_of(torch_kernels()).profile;
+  const HardwareProfile q = load_profile_text(profile_yaml(p), "roundtrip.yaml", h100().gpu);
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const auto k = static_cast<KernelClass>(i);
+    EXPECT_NEAR(q.kernel_shape_of(k).row_half, p.kernel_shape_of(k).row_half, 1e-5 * (1 + p.kernel_shape_of(k).row_half));
+    EXPECT_NEAR(q.kernel_shape_of(k).latency.value, p.kernel_shape_of(k).latency.value, 1e-5 * p.kernel_shape_of(k).latency.value);  // %.6g
+  }
+  EXPECT_THROW(load_profile_text("gpu: h100-sxm-80gb\nkernel_shape:\n  adamw: {latncy: 1 us}\n", "p.yaml", h100().gpu),
+               InputError);
+}
+
+}  // namespace
+}  // namespace tp
