@@ -79,8 +79,8 @@ bool is_memory(MeasuredOp op) {
 
 double attention_flops(const Measurement& m) {
   double f = m.attention.full_forward_flops();
-  if (m.impl == AttentionImpl::fused && m.attention.causal) f *= 0.5;
-  if (m.op == MeasuredOp::attention_backward) f *= 2.0;
+  f *= attention_executed_share(m.impl == AttentionImpl::fused, m.attention.causal);
+  if (m.op == MeasuredOp::attention_backward) f *= kAttentionBackwardFactor;
   return f;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_flops.h"
 #include "collectives.h"
 #include "kernel_class.h"
 #include "specs.h"
@@ -71,8 +72,8 @@ struct AttentionShape {
   bool causal = false;
   // Matmul FLOPs of the forward pass, QK^T and PV over the full (non-causal) score matrix.
   double full_forward_flops() const {
-    return 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq_q) *
-           static_cast<double>(seq_kv) * static_cast<double>(head_dim);
+    return attention_forward_flops(static_cast<double>(batch), static_cast<double>(heads), static_cast<double>(seq_q),
+                                   static_cast<double>(seq_kv), static_cast<double>(head_dim));
   }
 };
 

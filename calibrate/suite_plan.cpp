@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -61,10 +60,6 @@ std::vector<Suite> parse_suites(const std::string& list, const std::string& fiel
 }
 
 namespace {
-
-bool row_parallel(const char* name) {
-  return std::strcmp(name, "attention_out") == 0 || std::strcmp(name, "fc2") == 0 || std::strcmp(name, "expert_fc2") == 0;
-}
 
 std::int64_t dim(double v) { return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(std::ceil(v - 1e-9)))); }
 
@@ -177,7 +172,7 @@ std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dty
       // Tokens one matrix sees: fwd_flops = 2 x tokens x in x out (per expert for MoE).
       const double tokens = op.fwd_flops / (2.0 * in * outd * copies) * mb_tokens;
       if (op.flops_split != TpSplit::none) {
-        if (row_parallel(op.name)) in /= tp;
+        if (op.row_parallel) in /= tp;
         else outd /= tp;
       }
       const std::string sfx = " tp=" + std::to_string(tp);

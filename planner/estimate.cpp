@@ -26,6 +26,7 @@ struct ParamShare {
 ParamShare params_of(const std::vector<Op>& ops, const Layout& l) {
   ParamShare p;
   for (const Op& op : ops) {
+    if (op.kind == OpKind::collective) continue;  // communication entries hold no parameters
     const double div = op.expert ? static_cast<double>(l.ep) : 1.0;
     const double split = op.params_split / l.tp / div;
     const double repl = op.params_replicated / div;
@@ -55,7 +56,7 @@ void add(ParamShare& a, const ParamShare& b, double k = 1.0) {
 double saved_of(const std::vector<Op>& ops, const Layout& l, bool drop_scores) {
   double bytes = 0;
   for (const Op& op : ops) {
-    if (drop_scores && op.attention_scores) continue;
+    if (op.kind == OpKind::collective || (drop_scores && op.attention_scores)) continue;
     bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
   }
   return bytes * l.b / l.cp;

@@ -1,8 +1,12 @@
 #include "op_graph.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
+#include "attention_flops.h"
 #include "kernel_class.h"
+#include "op_graph_comm.h"
 
 namespace tp {
 namespace {
@@ -201,19 +205,28 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;   // modules reading the norm output
   const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
 
+  // Communication entries sit beside the compute ops: TP collectives after each block's norm (input
+  // side) and before its residual add (output side), the CP ring exchange before the attention core, the
+  // MoE all-to-alls around the experts. Their bytes are in the training precision (what the GEMMs read
+  // and write): `act_bytes` = s x h.
+  const double act_bytes = s * h * bpv;
+
   // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
   auto& L = g.layer;
+  L.reserve(48);
   L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
+  add_tp_input_operator(L, Block::attention, act_bytes);
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
+  add_cp_kv_exchange(L, s * 2.0 * kv_dim * bpv);
   {
     Op core;
     core.name = "attention_core";
     core.kind = OpKind::attention_core;
     core.block = Block::attention;
     // QK^T and softmax(.)V: 2 * (2 s^2 d) per head, full (non-causal) count as in Megatron's formula.
-    core.fwd_flops = 4.0 * s * s * q_dim;
-    core.bwd_flops = 2.0 * core.fwd_flops;
+    core.fwd_flops = attention_forward_flops(1.0, a, s, s, static_cast<double>(m.head_dim));
+    core.bwd_flops = kAttentionBackwardFactor * core.fwd_flops;
     core.saved_bytes = s * (q_dim + 2.0 * kv_dim) * bpv;  // Q, K, V
     core.saved_split = TpSplit::tp;
     core.bytes_moved = s * (2.0 * q_dim + 2.0 * kv_dim) * bpv;  // read Q, K, V; write O
@@ -233,11 +246,13 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
                       s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
+  add_tp_output_operator(L, Block::attention, act_bytes);
   // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
   L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
   L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv, r.norm));
+  add_tp_input_operator(L, Block::mlp, act_bytes);
   if (!m.moe.enabled()) {
     const double f = static_cast<double>(m.ffn_hidden);
     L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
@@ -251,13 +266,15 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     const double cap = m.moe.capacity_factor;
     const double f = static_cast<double>(m.moe.expert_ffn_hidden);
     // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
-    Op router = gemm_op("router", Block::mlp, h, e, s, false, true, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
+    // Replicated on every TP rank: neither column- nor row-parallel.
+    Op router = gemm_op("router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
     router.params_replicated = router.params_split;
     router.params_split = 0;
     router.flops_split = TpSplit::none;
     L.push_back(router);
     // Each token visits top_k experts; buffers hold capacity_factor x the even share.
     const double routed = k * s;
+    add_ep_all_to_all(L, "ep_dispatch", k * act_bytes);
     Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
                      cap * routed * h * bpv, TpSplit::none, e);
     fc1.expert = true;
@@ -273,15 +290,18 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     fc2.fwd_flops = 2.0 * routed * f * h;
     fc2.bwd_flops = 2.0 * fc2.fwd_flops;
     L.push_back(fc2);
+    add_ep_all_to_all(L, "ep_combine", k * act_bytes);
     // Combining the expert outputs weighted by the router probabilities keeps the outputs.
     L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
   }
+  add_tp_output_operator(L, Block::mlp, act_bytes);
   L.push_back(elementwise_op("mlp_residual", Block::mlp, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
 
   if (r.eager_kernels && m.position == Position::rope) {
     Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * s * (q_dim + kv_dim) * bpv);
     set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
-    L.insert(L.begin() + 2, rope);  // after the qkv GEMM
+    auto qkv = std::find_if(L.begin(), L.end(), [](const Op& op) { return std::strcmp(op.name, "qkv") == 0; });
+    L.insert(qkv + 1, rope);  // after the qkv GEMM
   }
   if (r.eager_kernels) apply_eager_kernels(L, m, r, s);
   for (Op& op : L) {
@@ -289,13 +309,14 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     if (op.kind == OpKind::gemm) op.compute_precision = precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : precision;
   }
   if (precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels);
+  add_step_collectives(g.step, act_bytes);
 
   // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
   {
     Op emb;
     emb.name = "embedding";
     emb.kind = OpKind::embedding;
-    emb.block = Block::embedding;
+    emb.block = Block::step;
     emb.params_split = v * h;
     emb.gemm_rows = v;
     emb.gemm_cols = h;
@@ -303,9 +324,9 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
     emb.flops_split = TpSplit::seq_tp;
     g.embedding.push_back(emb);
-    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::embedding, m, s, bpv, r.norm));
+    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::step, m, s, bpv, r.norm));
     g.embedding.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
-    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::embedding, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
+    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::step, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
   }
 
   // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---

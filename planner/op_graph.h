@@ -11,13 +11,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives.h"
 #include "framework_rules.h"
 #include "specs.h"
 
 namespace tp {
 
-enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss };
-enum class Block { embedding, attention, mlp, head };
+enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss, collective };
+enum class Block { embedding, attention, mlp, head, step };  // step: collectives of a stage or of the step
 
 // How a tensor is divided across the tensor-parallel ranks of a layer.
 enum class TpSplit {
@@ -35,6 +36,52 @@ inline double tp_share(double v, TpSplit split, int tp, bool sp) {
   }
   return v;
 }
+
+// --- Communication entries (OpKind::collective) ---
+// The process group a collective runs over (planner/collectives.h, ParallelGroups).
+enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp };
+inline constexpr int kCommGroupCount = 5;
+// The compute a collective may hide behind when the layout enables that overlap (bounded: it hides at
+// most that compute, the rest is exposed).
+enum class CommOverlap : std::uint8_t {
+  none,            // on the critical path
+  layer_gemms,     // the layer's GEMMs of the same pass (parallel.overlap.tp_comm)
+  attention_core,  // the fused attention of the layer (ring attention's K/V exchange)
+  step_forward,    // the next step's forward pass (ZeRO 1/2 parameter gather, overlap.param_gather)
+  step_backward,   // the backward of the step (gradient reduce, overlap.grad_reduce)
+  step_compute,    // the step's forward and backward (ZeRO-3 gathers and reduce)
+};
+// Which layouts an entry applies to (the ZeRO stage of the data-parallel entries).
+enum class CommWhen : std::uint8_t { always, zero0, zero1_or_2, zero_any, zero3 };
+// What the entry's bytes count.
+enum class CommBytes : std::uint8_t {
+  activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
+  gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision)
+  weights,      // the stage's parameters x the stored bytes of the training precision
+};
+
+// The collective one pass runs: `count` of them per micro-batch (per step for gradients/weights);
+// count 0 = none (Megatron's f operator is the identity in the forward, g in the backward).
+struct CommCall {
+  float count = 0;  // small whole numbers, exact
+  Collective kind = Collective::all_reduce;
+};
+enum class CommPass : std::uint8_t { forward, backward };
+
+struct Comm {
+  double bytes = 0;  // activations: per sequence, before splits (collectives.h size convention)
+  CommCall forward, backward;        // without sequence parallelism
+  CommCall forward_sp, backward_sp;  // with it (the TP operators change; the others repeat the above)
+  TpSplit split = TpSplit::none;
+  CommGroup group = CommGroup::tp;
+  CommOverlap overlap = CommOverlap::none;
+  CommWhen when = CommWhen::always;
+  CommBytes source = CommBytes::activations;
+  bool per_peer = false;  // repeated (group size - 1) times (ring exchange)
+  const CommCall& call(CommPass pass, bool sp) const {
+    return pass == CommPass::forward ? (sp ? forward_sp : forward) : (sp ? backward_sp : backward);
+  }
+};
 
 struct Op {
   const char* name = "";
@@ -78,12 +125,16 @@ struct Op {
   // gradient (1.5x); FP8 quantization ops run in one pass only (0 in the other).
   double forward_share = 1.0;
   double backward_share = 1.5;
+  Comm comm;  // OpKind::collective only: no parameters, FLOPs or saved bytes
 };
 
 struct OpGraph {
   std::vector<Op> layer;      // one transformer layer (all layers are alike)
   std::vector<Op> embedding;  // first pipeline stage
   std::vector<Op> head;       // last pipeline stage: final norm, output layer, loss
+  // Collectives of a stage or of the step rather than of a layer: the pipeline send/receive between
+  // stages and the data-parallel gradient reduce and ZeRO parameter gathers.
+  std::vector<Op> step;
   double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
 };
 

@@ -1,0 +1,166 @@
+#include "comm_time.h"
+
+#include <algorithm>
+
+namespace tp {
+
+CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
+  const ParallelSpec& p = s.parallel;
+  CommLayout l;
+  l.topo = make_topology(s.cluster, hw.intra_node.bandwidth_efficiency, hw.inter_node.bandwidth_efficiency,
+                         s.cluster.oversubscription);
+  if (hw.intra_node.latency.value > 0) l.topo.intra.latency = hw.intra_node.latency;
+  if (hw.inter_node.latency.value > 0) l.topo.inter.latency = hw.inter_node.latency;
+  const int gpn = s.cluster.gpus_per_node;
+  // Strides follow parallel.placement; the gradient group spans dp x cp from the inner of the two
+  // (exact for the default order, where cp sits right inside dp).
+  l.groups[static_cast<int>(CommGroup::tp)] = group_shape(p.tp, p.stride_of(MeshDim::tp), gpn);
+  l.groups[static_cast<int>(CommGroup::cp)] = group_shape(p.cp, p.stride_of(MeshDim::cp), gpn);
+  l.groups[static_cast<int>(CommGroup::ep)] = group_shape(p.ep, p.stride_of(MeshDim::dp), gpn);
+  l.groups[static_cast<int>(CommGroup::dp)] =
+      group_shape(p.dp * p.cp, std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp)), gpn);
+  l.groups[static_cast<int>(CommGroup::pp)] = group_shape(2, p.stride_of(MeshDim::pp), gpn);
+  l.tp = p.tp;
+  l.cp = p.cp;
+  l.zero = p.zero;
+  l.sp = p.sequence_parallel && p.tp > 1;
+  l.b = static_cast<double>(s.training.micro_batch);
+  l.precision = s.training.precision;
+  l.grad_precision = s.training.grad_precision;
+  return l;
+}
+
+bool applies(const Comm& c, const CommLayout& l) {
+  switch (c.when) {
+    case CommWhen::always: return true;
+    case CommWhen::zero0: return l.zero == 0;
+    case CommWhen::zero1_or_2: return l.zero == 1 || l.zero == 2;
+    case CommWhen::zero_any: return l.zero >= 1;
+    case CommWhen::zero3: return l.zero >= 3;
+  }
+  return false;
+}
+
+double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
+  switch (c.source) {
+    case CommBytes::activations: return tp_share(c.bytes, c.split, l.tp, l.sp) * l.b / l.cp;
+    case CommBytes::gradients: return stage_parameters * element_bytes(l.grad_precision);
+    case CommBytes::weights: return stage_parameters * stored_bytes(l.precision);
+  }
+  return 0.0;
+}
+
+namespace {
+
+double repeats(const Comm& c, const CommCall& call, const CommLayout& l) {
+  return static_cast<double>(call.count) * (c.per_peer ? l.group(c.group).size - 1 : 1);
+}
+
+double one_collective(Collective kind, CommGroup group, const CommLayout& l, double bytes) {
+  return collective_time(kind, Bytes(bytes), l.group(group), l.topo).time.value;
+}
+
+// The few distinct (collective, group, bytes) of a layer, each timed once (no heap allocation).
+class CollectiveMemo {
+ public:
+  double seconds(Collective kind, CommGroup group, const CommLayout& l, double bytes) {
+    for (int i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.kind == kind && e.group == group && e.bytes == bytes) return e.seconds;
+    }
+    const double t = one_collective(kind, group, l, bytes);
+    if (used_ < kSize) entries_[used_++] = {kind, group, bytes, t};
+    return t;
+  }
+
+ private:
+  struct Entry {
+    Collective kind;
+    CommGroup group;
+    double bytes;
+    double seconds;
+  };
+  static constexpr int kSize = 8;
+  Entry entries_[kSize];
+  int used_ = 0;
+};
+
+constexpr int kLayerOverlaps = 3;  // none, layer_gemms, attention_core
+
+int overlap_index(CommOverlap o) {
+  switch (o) {
+    case CommOverlap::layer_gemms: return 1;
+    case CommOverlap::attention_core: return 2;
+    default: return 0;
+  }
+}
+
+// The compute an overlap window offers in one pass, or a negative value when the window is closed.
+double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm) {
+  switch (overlap) {
+    case 1: return overlap_tp_comm ? (backward ? compute.gemm_bwd : compute.gemm_fwd) : -1.0;
+    case 2: return backward ? 2 * compute.attention : compute.attention;
+    default: return -1.0;
+  }
+}
+
+}  // namespace
+
+double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters) {
+  const CommCall& call = c.call(pass, l.sp);
+  if (!applies(c, l) || call.count <= 0) return 0.0;
+  return repeats(c, call, l) * one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters));
+}
+
+LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const OpTimes& compute, bool overlap_tp_comm) {
+  // Sums per group, pass, overlap window and block (attention, MLP): the blocks are added last, so
+  // that the two blocks' identical collectives add exactly.
+  double sum[kCommGroupCount][2][kLayerOverlaps][2] = {};
+  CollectiveMemo memo;
+  for (const Op& op : layer) {
+    if (op.kind != OpKind::collective || !applies(op.comm, l)) continue;
+    const Comm& c = op.comm;
+    const double bytes = comm_bytes(c, l);
+    for (int pass = 0; pass < 2; ++pass) {
+      const CommCall& call = c.call(pass == 0 ? CommPass::forward : CommPass::backward, l.sp);
+      if (call.count <= 0) continue;
+      const double t = repeats(c, call, l) * memo.seconds(call.kind, c.group, l, bytes);
+      sum[static_cast<int>(c.group)][pass][overlap_index(c.overlap)][op.block == Block::attention ? 0 : 1] += t;
+    }
+  }
+  auto exposed = [&](CommGroup g, int pass) {
+    double e = 0;
+    for (int o = 0; o < kLayerOverlaps; ++o) {
+      const double total = sum[static_cast<int>(g)][pass][o][0] + sum[static_cast<int>(g)][pass][o][1];
+      const double w = window(o, pass == 1, compute, overlap_tp_comm);
+      e += w < 0 ? total : std::max(0.0, total - w);
+    }
+    return e;
+  };
+  LayerComm r;
+  r.tp_f = exposed(CommGroup::tp, 0);
+  r.tp_b = exposed(CommGroup::tp, 1);
+  r.cp_f = exposed(CommGroup::cp, 0);
+  r.cp_b = exposed(CommGroup::cp, 1);
+  r.ep_f = exposed(CommGroup::ep, 0);
+  r.ep_b = exposed(CommGroup::ep, 1);
+  return r;
+}
+
+PipelineComm pipeline_comm(const std::vector<Op>& step, const CommLayout& l, int pp, double v) {
+  PipelineComm r;
+  if (pp <= 1) return r;
+  for (const Op& op : step) {
+    if (op.kind != OpKind::collective || op.comm.group != CommGroup::pp) continue;
+    // Steady-state transfers overlap compute; the fill and drain chain pays one hop per stage boundary,
+    // the activations forward and their gradients backward.
+    for (const CommPass pass : {CommPass::forward, CommPass::backward}) {
+      const double hop = comm_seconds(op.comm, pass, l);
+      if (pass == CommPass::forward) r.hop = hop;
+      r.exposed += (pp - 1) * hop * v;
+    }
+  }
+  return r;
+}
+
+}  // namespace tp

@@ -1,0 +1,64 @@
+// Times of the op graph's communication entries (OpKind::collective, planner/op_graph.h) for one layout:
+// which entries apply, their bytes on one GPU, their seconds on the topology, and the exposed part
+// after the bounded overlap (a collective overlapped with some compute hides at most that compute).
+// Formulas and sources: docs/model.md, "The op graph" and "Step time".
+#pragma once
+
+#include <vector>
+
+#include "collectives.h"
+#include "hardware_profile.h"
+#include "op_graph.h"
+#include "op_times.h"
+#include "specs.h"
+
+namespace tp {
+
+// The topology and process groups of a layout as the communication entries see them.
+struct CommLayout {
+  Topology topo;
+  GroupShape groups[kCommGroupCount];  // indexed by CommGroup
+  int tp = 1, cp = 1, zero = 0;
+  bool sp = false;  // sequence parallelism on (and tp > 1)
+  double b = 1;     // micro-batch, sequences
+  Precision precision = Precision::bf16;
+  Precision grad_precision = Precision::bf16;
+  const GroupShape& group(CommGroup g) const { return groups[static_cast<int>(g)]; }
+};
+
+// Topology from the cluster and the profile's link efficiencies; groups in the placement's order
+// (TP innermost, then CP, EP inside DP, DP, PP outermost). The gradient group spans dp x cp.
+CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw);
+
+// Whether an entry runs in this layout (ZeRO stage).
+bool applies(const Comm& c, const CommLayout& l);
+
+// Bytes of ONE collective of the entry on one GPU, in the size convention of planner/collectives.h:
+// activations per micro-batch (the entry's bytes split per its rule, divided by cp, x micro-batch);
+// gradients and weights of `stage_parameters`.
+double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters = 0.0);
+
+// Seconds of the entry's collectives of one pass per micro-batch (count x (group - 1 when per peer) x
+// one collective; the call with sequence parallelism when it is on), 0 when it does not apply.
+double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters = 0.0);
+
+// Exposed communication of one layer for one micro-batch, per group and pass: per overlap window,
+// max(0, sum of the entries - the compute they may hide behind); windows: the layer's GEMMs of the
+// same pass (when parallel.overlap.tp_comm), the fused attention (forward; twice in the backward).
+struct LayerComm {
+  double tp_f = 0, tp_b = 0;
+  double cp_f = 0, cp_b = 0;
+  double ep_f = 0, ep_b = 0;
+  double forward() const { return tp_f + cp_f + ep_f; }
+};
+LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const OpTimes& compute, bool overlap_tp_comm);
+
+// Pipeline: seconds of one boundary transfer (the forward send) and the exposed time of the fill and
+// drain chain: each boundary entry pays one hop per stage boundary, v times more when interleaved.
+struct PipelineComm {
+  double hop = 0;
+  double exposed = 0;
+};
+PipelineComm pipeline_comm(const std::vector<Op>& step, const CommLayout& l, int pp, double v);
+
+}  // namespace tp

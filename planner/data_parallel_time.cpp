@@ -1,0 +1,83 @@
+// Data-parallel gradient reduction and parameter gathers (ZeRO), with overlap windows.
+#include <algorithm>
+#include <cmath>
+
+#include "sharded_time.h"
+#include "step_time_parts.h"
+
+namespace tp {
+namespace {
+
+// Gradient reduce traffic `reduce` overlapped with the backward work after each part of it is ready,
+// returned as the work that hides it (exposed = reduce - window). 1F1B: the buckets fill during the last
+// micro-batch's backward (window: one backward). Interleaved (Narayanan et al. 2021, Fig. 4): the last
+// group of min(m, pp) micro-batches runs its backward chunk by chunk, v-1 down to 0, so chunk k's
+// gradients are final (v-1-k) x group chunk-backwards before the stage's end and its 1/v of the traffic
+// overlaps all of them; with the reduce channel serial, the exposed time is the larger of the last
+// chunk's share and the whole traffic less everything after the first chunk (docs/model.md §15).
+double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double backward, double reduce) {
+  const double v = p.schedule == Schedule::interleaved ? std::max(1, p.vpp) : 1.0;
+  if (v <= 1) return backward;
+  const double unit = backward / v;  // one chunk's backward of one micro-batch
+  const double group = std::min(micro_batches, static_cast<double>(p.pp));
+  const double exposed = std::max(reduce / v - unit, reduce - ((v - 1) * group + 1) * unit);
+  return reduce - exposed;
+}
+
+// The step entry of the data-parallel group that applies with `overlap` (nullptr when none does).
+const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap) {
+  for (const Op& op : g.step) {
+    if (op.kind == OpKind::collective && op.comm.group == CommGroup::dp && op.comm.overlap == overlap && applies(op.comm, l)) {
+      return &op.comm;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
+                                    double micro_batches, double worst_f, double worst_b, int stage_index,
+                                    double gather_h2d) {
+  const ParallelSpec& p = s.parallel;
+  const double m = micro_batches;
+  DataParallelComm r;
+  const Comm* reduce_entry = dp_entry(g, l, CommOverlap::step_backward);  // all-reduce, or reduce-scatter with ZeRO
+  if (l.group(CommGroup::dp).size <= 1 || reduce_entry == nullptr) return r;
+  const double grad_bytes = comm_bytes(*reduce_entry, l, params);
+  double dp_exposed = 0;
+  const double reduce = comm_seconds(*reduce_entry, CommPass::backward, l, params);
+  const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
+  dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - reduce_overlap_window(p, m, worst_b, reduce)) : reduce;
+  r.reduce = reduce;
+  r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
+  const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
+  const double gather = gather_entry != nullptr ? comm_seconds(*gather_entry, CommPass::forward, l, params) : 0.0;
+  if (p.zero >= 1) r.gather = gather;
+  if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
+  if (p.zero == 3) {
+    // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
+    // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
+    // Bounded overlap and DeepSpeed's live-parameter limit (planner/sharded_time.h, docs/model.md §15).
+    const TrainingSpec& t = s.training;
+    Zero3Inputs z;
+    z.micro_batches = m;
+    z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
+    z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
+    z.reduce_every_micro_batch = t.framework == Framework::deepspeed;
+    z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
+    z.last_bucket = last_bucket;
+    z.forward = worst_f;
+    z.backward = worst_b;
+    z.overlap_gather = p.overlap_param_gather;
+    z.overlap_reduce = p.overlap_grad_reduce;
+    z.live_limit = zero3_live_parameter_limit(t.framework);
+    z.reuse_limit = zero3_reuse_distance_limit(t.framework);
+    z.recompute_pass = t.framework == Framework::deepspeed && p.recompute.mode == RecomputeMode::full;
+    dp_exposed = zero3_exposed(z, gather_modules(g, p.tp).view());
+  }
+  r.exposed = dp_exposed;
+  return r;
+}
+
+}  // namespace tp

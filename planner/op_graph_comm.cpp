@@ -1,0 +1,76 @@
+#include "op_graph_comm.h"
+
+namespace tp {
+namespace {
+
+CommCall one(Collective kind) { return {1.0f, kind}; }
+constexpr CommCall kNone{};
+
+// A communication entry built in place at the end of `ops` (no parameters, FLOPs or saved bytes); the
+// calls with sequence parallelism default to those without.
+Op& collective_op(std::vector<Op>& ops, const char* name, Block block, CommGroup group, CommOverlap overlap, CommBytes source,
+                  double bytes, TpSplit split, CommCall forward, CommCall backward) {
+  Op& op = ops.emplace_back();
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.block = block;
+  op.flops_split = TpSplit::none;
+  op.saved_split = TpSplit::none;
+  op.comm.bytes = bytes;
+  op.comm.split = split;
+  op.comm.group = group;
+  op.comm.overlap = overlap;
+  op.comm.source = source;
+  op.comm.forward = op.comm.forward_sp = forward;
+  op.comm.backward = op.comm.backward_sp = backward;
+  return op;
+}
+
+}  // namespace
+
+void add_tp_input_operator(std::vector<Op>& ops, Block block, double act) {
+  Op& f = collective_op(ops, "tp_input", block, CommGroup::tp, CommOverlap::layer_gemms, CommBytes::activations, act,
+                        TpSplit::none, kNone, one(Collective::all_reduce));
+  f.comm.forward_sp = one(Collective::all_gather);
+  f.comm.backward_sp = one(Collective::reduce_scatter);
+}
+
+void add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
+  Op& g = collective_op(ops, "tp_output", block, CommGroup::tp, CommOverlap::layer_gemms, CommBytes::activations, act,
+                        TpSplit::none, one(Collective::all_reduce), kNone);
+  g.comm.forward_sp = one(Collective::reduce_scatter);
+  g.comm.backward_sp = one(Collective::all_gather);
+}
+
+void add_cp_kv_exchange(std::vector<Op>& ops, double kv) {
+  const CommCall twice{2.0f, Collective::send_recv};
+  Op& op = collective_op(ops, "cp_kv_exchange", Block::attention, CommGroup::cp, CommOverlap::attention_core,
+                         CommBytes::activations, kv, TpSplit::tp, one(Collective::send_recv), twice);
+  op.comm.per_peer = true;
+}
+
+void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed) {
+  collective_op(ops, name, Block::mlp, CommGroup::ep, CommOverlap::none, CommBytes::activations, routed, TpSplit::seq_tp,
+                one(Collective::all_to_all), one(Collective::all_to_all));
+}
+
+void add_step_collectives(std::vector<Op>& step, double act) {
+  step.reserve(5);
+  collective_op(step, "pp_send_recv", Block::step, CommGroup::pp, CommOverlap::none, CommBytes::activations, act,
+                TpSplit::seq_tp, one(Collective::send_recv), one(Collective::send_recv));
+  const auto D = CommGroup::dp;
+  collective_op(step, "dp_gradient_all_reduce", Block::step, D, CommOverlap::step_backward, CommBytes::gradients, 0.0,
+                TpSplit::none, kNone, one(Collective::all_reduce))
+      .comm.when = CommWhen::zero0;
+  collective_op(step, "dp_gradient_reduce_scatter", Block::step, D, CommOverlap::step_backward, CommBytes::gradients, 0.0,
+                TpSplit::none, kNone, one(Collective::reduce_scatter))
+      .comm.when = CommWhen::zero_any;
+  collective_op(step, "zero_parameter_all_gather", Block::step, D, CommOverlap::step_forward, CommBytes::weights, 0.0,
+                TpSplit::none, one(Collective::all_gather), kNone)
+      .comm.when = CommWhen::zero1_or_2;
+  collective_op(step, "zero3_parameter_all_gather", Block::step, D, CommOverlap::step_compute, CommBytes::weights, 0.0,
+                TpSplit::none, one(Collective::all_gather), one(Collective::all_gather))
+      .comm.when = CommWhen::zero3;
+}
+
+}  // namespace tp

@@ -1,0 +1,39 @@
+// The communication entries of the op graph (OpKind::collective): built by build_op_graph beside the
+// compute ops they belong to. Sources: docs/model.md, "The op graph".
+#pragma once
+
+#include <vector>
+
+#include "op_graph.h"
+
+namespace tp {
+
+// Megatron's tensor-parallel operators of one block (Shoeybi et al. 2019, §3 and Fig. 3; Korthikanti et
+// al. 2022, §4.2.2 and Fig. 5), over the block's s x h activations (`act`, the whole gathered array):
+// the input operator f before the column-parallel GEMM is the identity in the forward and all-reduces
+// the input gradient in the backward; with sequence parallelism it all-gathers in the forward and
+// reduce-scatters in the backward. The output operator g after the row-parallel GEMM all-reduces in
+// the forward (identity in the backward); with sequence parallelism it reduce-scatters in the forward
+// and all-gathers in the backward. They may overlap the layer's GEMMs (parallel.overlap.tp_comm).
+void add_tp_input_operator(std::vector<Op>& ops, Block block, double act);
+void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
+
+// Context parallelism (Liu et al. 2023, Ring Attention): cp - 1 exchanges of the local K/V chunk
+// (`kv` = s x 2 kv_dim bytes, heads split by tp), overlapped with the attention; twice in the backward,
+// which also passes dK/dV around the ring.
+void add_cp_kv_exchange(std::vector<Op>& ops, double kv);
+
+// Expert parallelism: the routed tokens (`routed` = top_k x s x h bytes) go to their experts (dispatch)
+// and come back (combine) with one all-to-all each, forward and backward (Lepikhin et al. 2021, GShard
+// §2.2; Megatron-Core MoEAlltoAllTokenDispatcher). With sequence parallelism each TP rank sends its shard.
+void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed);
+
+// Collectives of a stage or of the step: the activations between pipeline stages and their gradients
+// back (one send/receive each way per micro-batch; the layer's s x h output `act`, split by tp with
+// sequence parallelism), and the data-parallel gradient reduce and ZeRO parameter gathers over the
+// stage's parameters (Rajbhandari et al. 2020, ZeRO §5 and §7: all-reduce without ZeRO, reduce-scatter
+// with it; parameters all-gathered after the optimizer with ZeRO 1/2, before every micro-batch's forward
+// and backward with ZeRO-3).
+void add_step_collectives(std::vector<Op>& step, double act);
+
+}  // namespace tp

@@ -1,0 +1,120 @@
+#include "op_times.h"
+
+#include <algorithm>
+
+#include "attention_flops.h"
+#include "framework_rules.h"
+#include "gemm_time.h"
+#include "kernel_class.h"
+#include "kernel_class_time.h"
+
+namespace tp {
+
+namespace {
+
+struct PassTimes {
+  double fwd = 0, bwd = 0;
+};
+
+// A GEMM: the op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h),
+// at least its memory time; the backward does the input and weight gradients.
+PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double tokens, double launch, double mem_time) {
+  const double split = op.flops_split == TpSplit::none ? 1.0 : c.tp;
+  const double flops = op.fwd_flops * c.b / c.cp / split;
+  const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
+  // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
+  const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0;
+  const double fwd = std::max(flops * per_flop, mem_time) + launch;
+  const double bwd = std::max(op.bwd_flops * c.b / c.cp / split * per_flop, 2 * mem_time) + 2 * launch;
+  return {fwd, bwd};
+}
+
+// The attention core (docs/model.md §15).
+PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch, double mem_time) {
+  const bool fused = c.s.training.flash_attention;
+  // Causal masking: fused kernels skip the masked half of the score blocks.
+  const double causal = attention_executed_share(fused, true);
+  const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
+  // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal, at the
+  // framework's attention kernel throughput relative to the profile's (framework_rules.h).
+  const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
+  const double hd = static_cast<double>(c.s.model.head_dim);
+  const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
+  const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
+  const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
+  const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
+  const double bwd = std::max(kAttentionBackwardFactor * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+  return {fwd, bwd};
+}
+
+// Eager kernels (framework_rules.h) and FP8 quantization: passes over the minimal traffic at the
+// class's bandwidth; the backward of an elementwise op moves 1.5x the forward's bytes (reads the
+// output gradient and the input, writes the input gradient), as the class measurements count it
+// (docs/model.md §20); quantization kernels run in one pass only (op.forward/backward_share).
+PassTimes kernel_class_op_time(const Op& op, const OpTimeContext& c, double launch, double moved) {
+  // The class's bandwidth (model/kernel_class_time.h) at this op's row length when it runs as one
+  // fused row kernel: the hidden size, or the vocabulary shard for the loss (an eager chain of
+  // several elementwise kernels has no row term); the call's fixed cost is the launch term here.
+  const auto class_bw = [&](int k) {
+    const KernelClass kc = static_cast<KernelClass>(k);
+    const double row = op.kernels > 1 ? 0.0
+                       : kc == KernelClass::cross_entropy ? static_cast<double>(c.s.model.vocab) / c.tp
+                                                          : static_cast<double>(c.s.model.hidden);
+    return kernel_class_bandwidth(c.hw, c.s.cluster.gpu, kc, row);
+  };
+  const double bytes = moved * op.passes;
+  const double fwd = op.forward_share > 0 ? op.forward_share * bytes / class_bw(op.kernel_class) + launch * op.kernels : 0.0;
+  const bool once = op.kind == OpKind::loss;  // the loss class is timed forward + backward together
+  const double bwd = once || op.backward_share <= 0
+                         ? 0.0
+                         : op.backward_share * bytes / class_bw(op.kernel_class_backward) + 2 * launch * op.kernels;
+  return {fwd, bwd};
+}
+
+}  // namespace
+
+OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
+  OpTimes t;
+  const double tokens = c.b * static_cast<double>(c.s.training.sequence_length) / c.cp;
+  const double launch = c.hw.kernel_launch.value;
+  for (const Op& op : ops) {
+    const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
+                         c.b / c.cp;
+    const double mem_time = moved / c.bw;
+    switch (op.kind) {
+      case OpKind::gemm: {
+        const PassTimes x = gemm_op_time(op, c, tokens, launch, mem_time);
+        t.fwd += x.fwd;
+        t.bwd += x.bwd;
+        t.gemm_fwd += x.fwd;
+        t.gemm_bwd += x.bwd;
+        break;
+      }
+      case OpKind::attention_core: {
+        const PassTimes x = attention_op_time(op, c, launch, mem_time);
+        t.fwd += x.fwd;
+        t.bwd += x.bwd;
+        t.attention += x.fwd;
+        t.attention_core_fwd += x.fwd;
+        break;
+      }
+      case OpKind::collective: break;  // timed from the communication entries (planner/comm_time.h)
+      default: {
+        if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
+        if (op.kernel_class >= 0) {
+          const PassTimes x = kernel_class_op_time(op, c, launch, moved);
+          t.fwd += x.fwd;
+          t.bwd += x.bwd;
+          break;
+        }
+        t.fwd += mem_time + launch;
+        t.bwd += 2 * mem_time + launch;
+        if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace tp

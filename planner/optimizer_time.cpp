@@ -1,0 +1,64 @@
+// The optimizer step: a memory-bound sweep over the local shard, or the offloaded CPU update.
+#include <algorithm>
+
+#include "framework_rules.h"
+#include "kernel_class.h"
+#include "step_time_parts.h"
+
+namespace tp {
+namespace {
+
+// Parameters of the FP8 GEMMs one GPU of `stage` holds (split by tp, experts further by ep).
+double fp8_weight_parameters(const OpGraph& g, const Scenario& s, int stage) {
+  const ParallelSpec& p = s.parallel;
+  if (stage < 0 || static_cast<size_t>(stage) >= p.layers_per_stage.size()) return 0.0;
+  double per_layer = 0;
+  for (const Op& op : g.layer) {
+    if (op.kind != OpKind::gemm || op.compute_precision != Precision::fp8) continue;
+    per_layer += op.params_split / p.tp / (op.expert ? std::max(1, p.ep) : 1) + op.params_replicated;
+  }
+  return per_layer * p.layers_per_stage[static_cast<size_t>(stage)];
+}
+
+}  // namespace
+
+double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
+                              int stage_index, double bw, const OffloadTimes& offload, double backward_window) {
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double params = stage.parameters;
+  // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
+  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
+  const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
+  const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
+  double optimizer = shard * per_param / bw;
+  if (framework_rules(t.framework).layer_code == LayerCode::eager) {
+    // torch's fused AdamW: one pass reading and writing parameters and both states, reading gradients
+    // (the adamw kernel class: 7 x the parameter bytes with states in the parameter dtype).
+    const double wb = t.autocast ? 4.0 : stored_bytes(t.precision);
+    const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
+    optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
+  }
+  if (t.autocast) {
+    // Autocast casts every fp32 weight to 16 bits once per step (read 4, write 2 B) and each 16-bit
+    // weight gradient back to fp32 for accumulation (read 2, write 4 B).
+    optimizer += params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+                 params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
+  }
+  // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
+  // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
+  // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights
+  // (docs/model.md, "FP8 training").
+  optimizer += fp8_weight_parameters(g, s, stage_index) * 4.0 /
+               (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
+  if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
+    // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies
+    // to the host show beyond the backward passes they overlap.
+    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - backward_window);
+  }
+
+  return optimizer;
+}
+
+}  // namespace tp

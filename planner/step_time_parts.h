@@ -1,0 +1,37 @@
+// The step-level parts of the step time (planner/step_time.cpp puts them together): the data-parallel
+// gradient reduce and ZeRO parameter gathers with their overlap windows, and the optimizer step.
+// Formulas and sources: docs/model.md, "Step time".
+#pragma once
+
+#include "comm_time.h"
+#include "estimate.h"
+#include "hardware_profile.h"
+#include "offload_time.h"
+#include "op_graph.h"
+#include "specs.h"
+
+namespace tp {
+
+// Data-parallel communication of the slowest stage over one step, from the graph's step entries.
+struct DataParallelComm {
+  double exposed = 0;  // on the critical path after the overlap windows
+  double reduce = 0;   // one gradient reduce (all-reduce or reduce-scatter), unoverlapped
+  double gather = 0;   // one parameter all-gather (ZeRO >= 1), unoverlapped
+  int buckets = 1;     // gradient buckets the reduce is split into
+};
+
+// `params`: the stage's parameters on one GPU; `forward` / `backward`: the stage's time of one
+// micro-batch's forward and backward (exposed layer communication included); `stage_index`: the
+// stage; `gather_h2d`: seconds to copy a host-resident parameter shard up before each gather.
+DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
+                                    double micro_batches, double forward, double backward, int stage_index,
+                                    double gather_h2d);
+
+// Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers, autocast casts
+// and FP8 weight casts included. `bw`: the effective HBM bandwidth; `offload`: the host transfers and
+// CPU step (planner/offload_time.h); `backward_window`: the step's backward time, which the gradient
+// copies to the host overlap.
+double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
+                              int stage_index, double bw, const OffloadTimes& offload, double backward_window);
+
+}  // namespace tp
