@@ -6,6 +6,7 @@
 #include "collectives.h"
 #include "framework_rules.h"
 #include "gemm_time.h"
+#include "tp_overlap.h"
 
 namespace tp {
 namespace {
@@ -24,6 +25,7 @@ struct Ctx {
   bool sp;
   double b;
   double peak_gemm, peak_attn, bw;
+  bool te_tp_overlap = false;  // the layer's TP GEMMs run as Transformer Engine's overlap chunks (tp_overlap.h)
 };
 
 OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
@@ -42,8 +44,16 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
         // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
         const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0;
-        const double fwd = std::max(flops * per_flop, mem_time) + launch;
-        const double bwd = std::max(op.bwd_flops * c.b / c.cp / split * per_flop, 2 * mem_time) + 2 * launch;
+        // TE's TP-communication overlap runs the forward and input-gradient GEMMs in token chunks
+        // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
+        const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
+        const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
+        const auto per_flop_in = [&](double splits) {
+          return splits > 1 ? chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, dims, splits, launch) : per_flop;
+        };
+        const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
+        const double fwd = std::max(flops * per_flop_in(ub.forward_splits), mem_time) + launch;
+        const double bwd = std::max(0.5 * bwd_flops * (per_flop_in(ub.dgrad_splits) + per_flop), 2 * mem_time) + 2 * launch;
         t.fwd += fwd;
         t.bwd += bwd;
         t.gemm_fwd += fwd;
@@ -154,7 +164,11 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double bpv = stored_bytes(t.precision);
   const double seq_local = static_cast<double>(t.sequence_length) / p.cp;
 
+  // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
+  c.te_tp_overlap = p.tp > 1 && p.overlap_tp_comm && framework_rules(t.framework).layer_code == LayerCode::fused;
   const OpTimes layer = time_ops(g.layer, c);
+  const bool te_overlap = c.te_tp_overlap;
+  c.te_tp_overlap = false;
   const OpTimes emb = time_ops(g.embedding, c);
   const OpTimes head = time_ops(g.head, c);
 
@@ -184,8 +198,12 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     tp_layer_f = 2 * one;
     tp_layer_b = 2 * one;
     if (p.overlap_tp_comm) {
-      tp_layer_f = std::max(0.0, tp_layer_f - layer.gemm_fwd);
-      tp_layer_b = std::max(0.0, tp_layer_b - layer.gemm_bwd);
+      // TE's pipeline (forward reduce-scatters) and bulk (backward) overlaps run their collective on SMs
+      // the GEMMs then lack: half of each direction's TP traffic (tp_overlap.h, ub_sm_cost).
+      const double sm_f = te_overlap ? ub_sm_cost(0.5 * tp_layer_f, layer.gemm_fwd, gpu) : 0.0;
+      const double sm_b = te_overlap ? ub_sm_cost(0.5 * tp_layer_b, layer.gemm_bwd, gpu) : 0.0;
+      tp_layer_f = std::max(0.0, tp_layer_f - layer.gemm_fwd) + sm_f;
+      tp_layer_b = std::max(0.0, tp_layer_b - layer.gemm_bwd) + sm_b;
     }
   }
   double cp_layer_f = 0, cp_layer_b = 0;

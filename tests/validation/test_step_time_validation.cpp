@@ -48,10 +48,11 @@ TEST(StepTimeValidation, PublishedRunsWithinTargets) {
   // Korthikanti (bf16, A100 generation defaults): where they were before the FP8 work (5.6 % / 14.4 %).
   EXPECT_LE(mean_k, 0.06);
   EXPECT_LE(worst[0], 0.15);
-  // NeMo H100 FP8: what the sourced physics reaches, 22.8 % mean / 27.2 % max when this tolerance was
-  // set (28.2 % / 31.5 % with the measured profile and no FP8 physics). Target 5 % / 12 %: NOT met.
-  EXPECT_LE(mean_n, 0.23);
-  EXPECT_LE(worst[1], 0.28);
+  // NeMo H100 FP8: what the sourced physics reaches, 21.3 % mean / 24.7 % max when this tolerance was
+  // set (22.8 % / 27.2 % before Transformer Engine's TP-overlap costs, docs/model.md §15; 28.2 % / 31.5 %
+  // with the measured profile and no FP8 physics). Target 5 % / 12 %: NOT met.
+  EXPECT_LE(mean_n, 0.22);
+  EXPECT_LE(worst[1], 0.25);
 }
 
 }  // namespace
