@@ -56,6 +56,7 @@ struct HardwareProfile {
   AttentionCurve attention_forward{0.6, 0, 0, 0};   // fused attention, fraction of the 16-bit peak
   AttentionCurve attention_backward{0.45, 0, 0, 0};
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
+  bool attention_unfused_measured = false;  // a profile file gave `attention.unfused` (else: the kernel-chain model)
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
   // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.
   std::array<double, kKernelClassCount> kernel_efficiency{};

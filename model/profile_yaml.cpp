@@ -75,6 +75,7 @@ void read_attention(MapReader& r, HardwareProfile& p) {
   MapReader a(r.node("attention"), "attention", r.file());
   read_attention_curve(a, "forward", p.attention_forward);
   read_attention_curve(a, "backward", p.attention_backward);
+  p.attention_unfused_measured = a.has("unfused");
   p.attention_unfused = a.number("unfused", p.attention_unfused, 0.01, 1.0);
   a.finish();
 }

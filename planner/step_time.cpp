@@ -7,6 +7,7 @@
 #include "framework_rules.h"
 #include "gemm_time.h"
 #include "tp_overlap.h"
+#include "unfused_attention.h"
 
 namespace tp {
 namespace {
@@ -72,8 +73,16 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
         const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
         const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
-        const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
-        const double bwd = std::max(2.0 * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+        double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
+        double bwd = std::max(2.0 * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+        if (!fused && !c.hw.attention_unfused_measured) {
+          // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).
+          const double scores = c.b / c.cp * static_cast<double>(c.s.model.heads) / c.tp * seq * static_cast<double>(c.s.training.sequence_length);
+          const UnfusedAttentionTime u = unfused_attention_time(flops, scores, stored_bytes(c.s.training.precision), c.s.model.dropout,
+                                                                c.s.training.precision, c.hw, c.s.cluster.gpu, launch);
+          fwd = u.forward;
+          bwd = u.backward;
+        }
         t.fwd += fwd;
         t.bwd += bwd;
         t.attention += fwd;
