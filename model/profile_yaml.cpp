@@ -112,6 +112,7 @@ void read_rest(MapReader& r, HardwareProfile& p) {
     MapReader w(r.node("power"), "power", r.file());
     p.idle_power = Watts(w.quantity("idle", Dim::watts, p.idle_power.value));
     p.busy_power_fraction = w.number("busy_fraction", p.busy_power_fraction, 0.01, 1.5);
+    if (w.has("sustained_gemm_bf16")) p.sustained_gemm_bf16 = w.number("sustained_gemm_bf16", 0.0, 0.01, 1.0);
     w.finish();
   }
 }
@@ -206,7 +207,9 @@ std::string profile_yaml(const HardwareProfile& p) {
   out << "  inter_node: {bandwidth_efficiency: " << fmt(p.inter_node.bandwidth_efficiency)
       << ", latency: " << fmt(p.inter_node.latency.value * 1e6) << " us}\n";
   out << "pcie_efficiency: " << fmt(p.pcie_efficiency) << "\n";
-  out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction) << "}\n";
+  out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction);
+  if (p.sustained_gemm_bf16 > 0) out << ", sustained_gemm_bf16: " << fmt(p.sustained_gemm_bf16);
+  out << "}\n";
   return out.str();
 }
 

@@ -27,6 +27,7 @@ struct Ctx {
   double b;
   double peak_gemm, peak_attn, bw;
   bool te_tp_overlap = false;  // the layer's TP GEMMs run as Transformer Engine's overlap chunks (tp_overlap.h)
+  bool back_to_back_gemms = false;  // fused layer code: GEMMs at most at the sustained rate (gemm_time.h)
 };
 
 OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
@@ -44,13 +45,14 @@ OpTimes time_ops(const std::vector<Op>& ops, const Ctx& c) {
         // The op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h).
         const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
         // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
-        const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0;
+        const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
+        const double per_flop = std::max(floor, dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0);
         // TE's TP-communication overlap runs the forward and input-gradient GEMMs in token chunks
         // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
         const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
         const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
         const auto per_flop_in = [&](double splits) {
-          return splits > 1 ? chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, dims, splits, launch) : per_flop;
+          return splits > 1 ? std::max(floor, chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, dims, splits, launch)) : per_flop;
         };
         const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
         const double fwd = std::max(flops * per_flop_in(ub.forward_splits), mem_time) + launch;
@@ -175,6 +177,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
 
   // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
   c.te_tp_overlap = p.tp > 1 && p.overlap_tp_comm && framework_rules(t.framework).layer_code == LayerCode::fused;
+  c.back_to_back_gemms = framework_rules(t.framework).layer_code == LayerCode::fused;
   const OpTimes layer = time_ops(g.layer, c);
   const bool te_overlap = c.te_tp_overlap;
   c.te_tp_overlap = false;
