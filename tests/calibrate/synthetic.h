@@ -169,7 +169,9 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       m.items.push_back(x);
     }
   }
-  // Power.
+  // Power. The gemm phase's sustained rate draws its noise from its own generator, so the watts keep
+  // the draws they had before the rate was recorded.
+  std::mt19937 rate_rng(seed + 1);
   for (int i = 0; i < 3; ++i) {
     for (const auto& [phase, w] : {std::pair<const char*, double>{"idle", truth.idle_watts}, {"gemm", truth.gemm_watts},
                                    {"memory", truth.memory_watts}}) {
@@ -177,7 +179,7 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       x.op = MeasuredOp::power;
       x.phase = phase;
       x.watts = noisy(w, noise, rng);
-      if (std::string(phase) == "gemm") x.rate = noisy(truth.sustained_gemm_flops, noise, rng);
+      if (std::string(phase) == "gemm") x.rate = noisy(truth.sustained_gemm_flops, noise, rate_rng);
       x.samples = 100;
       x.time = stats_of(2.0);
       m.items.push_back(x);
