@@ -196,8 +196,15 @@ Measurements run_calibration(const std::vector<Measurement>& plan, const CudaRun
           busy.warmup = 0;
           busy.min_reps = busy.max_reps = 10;
           const GemmShape big{8192, 8192, 8192, 1};
-          x.time = sample_phase(device, 3.0, [&] { (void)gemm->measure(big, Precision::bf16, busy, nullptr); }, phase, x);
-          x.note = "bf16 8192^3 GEMMs back to back";
+          // Kernel seconds and GEMMs of the phase: the sustained rate under the power cap.
+          double kernel_seconds = 0, gemms = 0;
+          x.time = sample_phase(device, 3.0, [&] {
+            const GemmResult g = gemm->measure(big, Precision::bf16, busy, nullptr);
+            kernel_seconds += g.time.mean * g.time.reps;
+            gemms += g.time.reps;
+          }, phase, x);
+          x.rate = kernel_seconds > 0 ? gemms * 2.0 * 8192.0 * 8192.0 * 8192.0 / kernel_seconds : 0.0;
+          x.note = "bf16 8192^3 GEMMs back to back; rate = their FLOP/s over the phase";
         } else {
           RepetitionPolicy busy;
           busy.warmup = 0;

@@ -82,6 +82,7 @@ void fit_unfused(const std::vector<const Measurement*>& all, FitResult& r, const
   }
   const double eff = std::min(1.0, std::exp(log_sum / n));
   r.profile.attention_unfused = std::max(0.01, eff);
+  r.profile.attention_unfused_measured = true;
   auto eval = [&](const std::vector<const Measurement*>& items, std::vector<double>& t, std::vector<double>& t_pred) {
     for (const Measurement* it : items) {
       const double e = efficiency_of(*it, o.cluster.gpu);

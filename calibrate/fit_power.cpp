@@ -7,11 +7,12 @@
 namespace tp::fit_detail {
 
 void fit_power(const Measurements& m, const FitOptions& o, FitResult& r) {
-  std::vector<double> idle, gemm, memory;
+  std::vector<double> idle, gemm, memory, gemm_rate;
   for (const auto& it : m.items) {
     if (it.op != MeasuredOp::power) continue;
     if (it.phase == "idle") idle.push_back(it.watts);
     if (it.phase == "gemm") gemm.push_back(it.watts);
+    if (it.phase == "gemm" && it.rate > 0) gemm_rate.push_back(it.rate);
     if (it.phase == "memory") memory.push_back(it.watts);
   }
   if (idle.empty() && gemm.empty()) return;
@@ -29,6 +30,12 @@ void fit_power(const Measurements& m, const FitOptions& o, FitResult& r) {
     r.profile.busy_power_fraction = std::max(0.01, f);
   } else if (!gemm.empty()) {
     r.report.notes.push_back("power: the GPU has no TDP in the catalog; busy_fraction kept");
+  }
+  // Sustained GEMM rate: the phase's bf16 GEMMs run for seconds at the power cap (docs/calibration.md,
+  // "Power"); its FLOP/s over the bf16 peak bounds the GEMMs of fused training steps (docs/model.md §15).
+  const double peak = o.cluster.gpu.peak_for(Precision::bf16).value;
+  if (!gemm_rate.empty() && peak > 0) {
+    r.profile.sustained_gemm_bf16 = std::clamp(median_of(gemm_rate) / peak, 0.01, 1.0);
   }
 }
 

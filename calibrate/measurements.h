@@ -82,7 +82,8 @@ struct AttentionShape {
 //   memory_*: dtype, bytes (moved)       kernel_launch: nothing else
 //   memory_kernel: kernel, dtype, rows x cols (the kernel's main tensor), bytes (minimal traffic moved)
 //   collectives: dtype, bytes (nccl-tests size), ranks, nodes, algbw, busbw
-//   power: phase, watts (median over the phase), time = the samples' span
+//   power: phase, watts (median over the phase), time = the samples' span; the gemm phase also its
+//          rate: FLOP/s of the back-to-back GEMMs over the phase (sustained, under the power cap)
 struct Measurement {
   MeasuredOp op = MeasuredOp::gemm;
   std::string label;  // where the case comes from: "grid", "qkv fwd tp=8", ...

@@ -236,6 +236,7 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
     }
     m.watts = r.number("watts", 0, true, 0.0);
     m.samples = static_cast<int>(r.integer("samples", 0, false, 0));
+    m.rate = r.number("rate", 0, false, 0.0);  // gemm phase: sustained FLOP/s (absent in older files)
   }
   m.time = read_stats(r, "time", m.op != MeasuredOp::power);
   if (m.op != MeasuredOp::power && m.time.median <= 0) {

@@ -54,6 +54,7 @@ json measurement_json(const Measurement& m) {
     j["phase"] = m.phase;
     j["watts"] = m.watts;
     j["samples"] = m.samples;
+    if (m.rate > 0) j["rate"] = m.rate;  // gemm phase: sustained FLOP/s of its back-to-back GEMMs
   }
   j["time"] = stats_json(m.time);
   if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) j["rate"] = m.rate;

@@ -44,4 +44,10 @@ Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision pr
   return gemm_model_seconds(hw.gemm_for(precision), gpu, precision, d);
 }
 
+double sustained_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision) {
+  if (hw.sustained_gemm_bf16 <= 0 || (precision != Precision::bf16 && precision != Precision::fp16)) return 0.0;
+  const double peak = gpu.peak_for(precision).value;
+  return peak > 0 ? 1.0 / (peak * hw.sustained_gemm_bf16) : 0.0;
+}
+
 }  // namespace tp

@@ -26,4 +26,9 @@ Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision
 // else the fitted model. Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM).
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d);
 
+// Seconds per FLOP at the rate back-to-back GEMMs sustain under the power cap (the profile's
+// power.sustained_gemm_bf16, measured by the power suite's GEMM phase): a floor for the GEMMs of a fused
+// training step, which run back to back for seconds. 16-bit GEMMs only; 0 when not measured.
+double sustained_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision);
+
 }  // namespace tp

@@ -63,6 +63,7 @@ struct HardwareProfile {
   AttentionCurve attention_forward{0.6, 0, 0, 0};   // fused attention, fraction of the 16-bit peak
   AttentionCurve attention_backward{0.45, 0, 0, 0};
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
+  bool attention_unfused_measured = false;  // a profile file gave `attention.unfused` (else: the kernel-chain model)
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels
   // Per kernel class (model/kernel_class.h): achieved / datasheet HBM bandwidth; 0 = memory_efficiency.
   std::array<double, kKernelClassCount> kernel_efficiency{};
@@ -73,6 +74,9 @@ struct HardwareProfile {
   double pcie_efficiency = 0.8;
   Watts idle_power;              // per GPU
   double busy_power_fraction = 0.8;  // average training power / TDP
+  // Fraction of the bf16 peak that back-to-back GEMMs sustain under the power cap (the power suite's
+  // GEMM phase, seconds long, against the microsecond bursts of gemm_measured); 0 = not measured.
+  double sustained_gemm_bf16 = 0;
 
   const GemmModel& gemm_for(Precision p) const { return gemm[static_cast<size_t>(p)]; }
   // The measured time of exactly this GEMM, or nullptr.

@@ -75,6 +75,7 @@ void read_attention(MapReader& r, HardwareProfile& p) {
   MapReader a(r.node("attention"), "attention", r.file());
   read_attention_curve(a, "forward", p.attention_forward);
   read_attention_curve(a, "backward", p.attention_backward);
+  p.attention_unfused_measured = a.has("unfused");
   p.attention_unfused = a.number("unfused", p.attention_unfused, 0.01, 1.0);
   a.finish();
 }
@@ -127,6 +128,7 @@ void read_rest(MapReader& r, HardwareProfile& p) {
     MapReader w(r.node("power"), "power", r.file());
     p.idle_power = Watts(w.quantity("idle", Dim::watts, p.idle_power.value));
     p.busy_power_fraction = w.number("busy_fraction", p.busy_power_fraction, 0.01, 1.5);
+    if (w.has("sustained_gemm_bf16")) p.sustained_gemm_bf16 = w.number("sustained_gemm_bf16", 0.0, 0.01, 1.0);
     w.finish();
   }
 }
@@ -233,7 +235,9 @@ std::string profile_yaml(const HardwareProfile& p) {
   out << "  inter_node: {bandwidth_efficiency: " << fmt(p.inter_node.bandwidth_efficiency)
       << ", latency: " << fmt(p.inter_node.latency.value * 1e6) << " us}\n";
   out << "pcie_efficiency: " << fmt(p.pcie_efficiency) << "\n";
-  out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction) << "}\n";
+  out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction);
+  if (p.sustained_gemm_bf16 > 0) out << ", sustained_gemm_bf16: " << fmt(p.sustained_gemm_bf16);
+  out << "}\n";
   return out.str();
 }
 

@@ -137,7 +137,14 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
     }
     return e;
   };
+  auto traffic = [&](CommGroup g, int pass) {
+    double t = 0;
+    for (int o = 0; o < kLayerOverlaps; ++o) t += sum[static_cast<int>(g)][pass][o][0] + sum[static_cast<int>(g)][pass][o][1];
+    return t;
+  };
   LayerComm r;
+  r.tp_traffic_f = traffic(CommGroup::tp, 0);
+  r.tp_traffic_b = traffic(CommGroup::tp, 1);
   r.tp_f = exposed(CommGroup::tp, 0);
   r.tp_b = exposed(CommGroup::tp, 1);
   r.cp_f = exposed(CommGroup::cp, 0);

@@ -7,6 +7,8 @@
 #include "gemm_time.h"
 #include "kernel_class.h"
 #include "kernel_class_time.h"
+#include "tp_overlap.h"
+#include "unfused_attention.h"
 
 namespace tp {
 
@@ -23,9 +25,20 @@ PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double tokens, doub
   const double flops = op.fwd_flops * c.b / c.cp / split;
   const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
   // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
-  const double per_flop = dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0;
-  const double fwd = std::max(flops * per_flop, mem_time) + launch;
-  const double bwd = std::max(op.bwd_flops * c.b / c.cp / split * per_flop, 2 * mem_time) + 2 * launch;
+  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
+  const double per_flop =
+      std::max(floor, dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0);
+  // TE's TP-communication overlap runs the forward and input-gradient GEMMs in token chunks
+  // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
+  const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
+  const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
+  const auto per_flop_in = [&](double splits) {
+    return splits > 1 ? std::max(floor, chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, dims, splits, launch))
+                      : per_flop;
+  };
+  const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
+  const double fwd = std::max(flops * per_flop_in(ub.forward_splits), mem_time) + launch;
+  const double bwd = std::max(0.5 * bwd_flops * (per_flop_in(ub.dgrad_splits) + per_flop), 2 * mem_time) + 2 * launch;
   return {fwd, bwd};
 }
 
@@ -42,8 +55,16 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
   const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
   const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
-  const double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
-  const double bwd = std::max(kAttentionBackwardFactor * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+  double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
+  double bwd = std::max(kAttentionBackwardFactor * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+  if (!fused && !c.hw.attention_unfused_measured) {
+    // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).
+    const double scores = c.b / c.cp * static_cast<double>(c.s.model.heads) / c.tp * seq * static_cast<double>(c.s.training.sequence_length);
+    const UnfusedAttentionTime u = unfused_attention_time(flops, scores, stored_bytes(c.s.training.precision), c.s.model.dropout,
+                                                          c.s.training.precision, c.hw, c.s.cluster.gpu, launch);
+    fwd = u.forward;
+    bwd = u.backward;
+  }
   return {fwd, bwd};
 }
 

@@ -26,6 +26,8 @@ struct OpTimeContext {
   bool sp;
   double b;                          // micro-batch, sequences
   double peak_gemm, peak_attn, bw;   // FLOP/s of the training precision and attention; effective HBM B/s
+  bool te_tp_overlap = false;        // the layer's TP GEMMs run as Transformer Engine's overlap chunks (tp_overlap.h)
+  bool back_to_back_gemms = false;   // fused layer code: GEMMs at most at the sustained rate (gemm_time.h)
 };
 
 // Collective entries (OpKind::collective) take no compute time; planner/comm_time.h times them.

@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include "comm_time.h"
+#include "framework_rules.h"
 #include "op_times.h"
 #include "step_time_parts.h"
+#include "tp_overlap.h"
 
 namespace tp {
 namespace {
@@ -19,10 +21,17 @@ struct LayerWork {
   double recompute_comm = 0;   // its communication (full recompute repeats the forward's collectives)
 };
 
-LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c, const CommLayout& cl) {
+LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl) {
   const ParallelSpec& p = s.parallel;
+  const bool fused_code = framework_rules(s.training.framework).layer_code == LayerCode::fused;
+  OpTimeContext c = context;
+  c.back_to_back_gemms = fused_code;
+  // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
+  const bool te_overlap = p.tp > 1 && p.overlap_tp_comm && fused_code;
+  c.te_tp_overlap = te_overlap;
   LayerWork w;
   w.layer = time_ops(g.layer, c);
+  c.te_tp_overlap = false;
   w.emb = time_ops(g.embedding, c);
   w.head = time_ops(g.head, c);
   // Per layer, per micro-batch communication: the graph's collective entries (TP, CP, EP), each
@@ -30,6 +39,12 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   w.comm = layer_comm(g.layer, cl, w.layer, p.overlap_tp_comm);
   w.tp_layer_f = w.comm.tp_f;
   w.tp_layer_b = w.comm.tp_b;
+  if (te_overlap) {
+    // TE's pipeline (forward reduce-scatters) and bulk (backward) overlaps run their collective on SMs
+    // the GEMMs then lack: half of each direction's TP traffic (tp_overlap.h, ub_sm_cost).
+    w.tp_layer_f += ub_sm_cost(0.5 * w.comm.tp_traffic_f, w.layer.gemm_fwd, s.cluster.gpu);
+    w.tp_layer_b += ub_sm_cost(0.5 * w.comm.tp_traffic_b, w.layer.gemm_bwd, s.cluster.gpu);
+  }
   w.cp_layer_f = w.comm.cp_f;
   w.cp_layer_b = w.comm.cp_b;
   w.ep_layer_f = w.comm.ep_f;

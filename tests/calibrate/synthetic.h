@@ -42,6 +42,7 @@ struct SyntheticTruth {
       {Collective::send_recv, 8, 1, 9e-6, 350e9},       {Collective::all_reduce, 16, 2, 60e-6, 150e9},
       {Collective::all_gather, 16, 2, 45e-6, 140e9},    {Collective::reduce_scatter, 16, 2, 47e-6, 145e9}};
   double idle_watts = 92, gemm_watts = 655, memory_watts = 420;
+  double sustained_gemm_flops = 7.0e14;  // the gemm phase's back-to-back bf16 rate (FLOP/s)
 };
 
 inline ClusterSpec dgx_h100() {
@@ -168,7 +169,9 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       m.items.push_back(x);
     }
   }
-  // Power.
+  // Power. The gemm phase's sustained rate draws its noise from its own generator, so the watts keep
+  // the draws they had before the rate was recorded.
+  std::mt19937 rate_rng(seed + 1);
   for (int i = 0; i < 3; ++i) {
     for (const auto& [phase, w] : {std::pair<const char*, double>{"idle", truth.idle_watts}, {"gemm", truth.gemm_watts},
                                    {"memory", truth.memory_watts}}) {
@@ -176,6 +179,7 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       x.op = MeasuredOp::power;
       x.phase = phase;
       x.watts = noisy(w, noise, rng);
+      if (std::string(phase) == "gemm") x.rate = noisy(truth.sustained_gemm_flops, noise, rate_rng);
       x.samples = 100;
       x.time = stats_of(2.0);
       m.items.push_back(x);

@@ -139,6 +139,8 @@ TEST_F(FitterSynthetic, TierValuesMakeThePlannerReproduceTheMeasuredCurve) {
 TEST_F(FitterSynthetic, RecoversPower) {
   EXPECT_LT(rel(result.profile.idle_power.value, truth.idle_watts), 0.03);
   EXPECT_LT(rel(result.profile.busy_power_fraction, truth.gemm_watts / 700.0), 0.03);
+  // Sustained GEMM fraction: the phase's rate over the H100 SXM bf16 peak (989.4 TFLOP/s, catalog).
+  EXPECT_LT(rel(result.profile.sustained_gemm_bf16, truth.sustained_gemm_flops / 989.4e12), 0.03);
 }
 
 TEST_F(FitterSynthetic, ReportsHeldOutQuality) {
@@ -236,6 +238,8 @@ TEST(Fitter, WrittenProfileLoadsWithLoadProfile) {
   EXPECT_NEAR(p.inter_node.latency.value, r.profile.inter_node.latency.value, 1e-5 * r.profile.inter_node.latency.value);
   EXPECT_NEAR(p.idle_power.value, r.profile.idle_power.value, 1e-3);
   EXPECT_NEAR(p.busy_power_fraction, r.profile.busy_power_fraction, 1e-5);
+  EXPECT_GT(r.profile.sustained_gemm_bf16, 0.0);
+  EXPECT_NEAR(p.sustained_gemm_bf16, r.profile.sustained_gemm_bf16, 1e-5);
   EXPECT_EQ(p.gpu, "h100-sxm-80gb");
   std::filesystem::remove(path);
 }

@@ -70,6 +70,7 @@ Measurements one_of_each() {
   p.op = MeasuredOp::power;
   p.phase = "gemm";
   p.watts = 651.5;
+  p.rate = 7.35e14;  // the gemm phase's sustained FLOP/s
   p.samples = 140;
   p.time = test::stats_of(3.0);
   m.items.push_back(p);
@@ -112,6 +113,7 @@ TEST(MeasurementsFile, RoundTripsEveryField) {
   EXPECT_EQ(r.items[4].busbw, m.items[4].busbw);
   EXPECT_EQ(r.items[5].phase, "gemm");
   EXPECT_EQ(r.items[5].watts, 651.5);
+  EXPECT_EQ(r.items[5].rate, 7.35e14);
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_EQ(r.skipped[0].reason, "out of memory");
   std::filesystem::remove(path);
