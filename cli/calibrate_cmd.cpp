@@ -68,6 +68,27 @@ std::string pct(double v) {
   return buf;
 }
 
+// Per kernel class, the terms of t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)
+// (model/kernel_class_time.h): only the classes the profile fitted; "-" for a term it does not have.
+void print_kernel_classes(const HardwareProfile& p) {
+  bool header = false;
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const KernelClass k = static_cast<KernelClass>(i);
+    const double e = p.kernel_efficiency[static_cast<size_t>(i)];
+    const KernelClassShape& shape = p.kernel_shape_of(k);
+    if (!(e > 0) && !(shape.row_half > 0) && !(shape.latency.value > 0)) continue;
+    if (!header) {
+      std::printf("  kernel classes: t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)\n");
+      std::printf("    %-14s %8s %22s %14s\n", "class", "eff", "row_half [elements]", "latency [us]");
+      header = true;
+    }
+    char row_half[32] = "-", latency[32] = "-";
+    if (shape.row_half > 0) std::snprintf(row_half, sizeof row_half, "%.0f", shape.row_half);
+    if (shape.latency.value > 0) std::snprintf(latency, sizeof latency, "%.2f", shape.latency.value * 1e6);
+    std::printf("    %-14s %8.3f %22s %14s\n", to_string(k), p.efficiency_of(k), row_half, latency);
+  }
+}
+
 }  // namespace
 
 int run_calibrate_run(const CalibrateRunOptions& o) {
@@ -153,10 +174,7 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
                 c.max_efficiency, c.seq_half, c.head_dim_half, c.causal_seq_half, c.efficiency(4096, 128, true));
   }
   std::printf("  unfused attention  %.3f (of the 16-bit peak)\n", p.attention_unfused);
-  for (int i = 0; i < kKernelClassCount; ++i) {
-    const double e = p.kernel_efficiency[static_cast<size_t>(i)];
-    if (e > 0) std::printf("  kernel %-14s %.3f of HBM bandwidth\n", to_string(static_cast<KernelClass>(i)), e);
-  }
+  print_kernel_classes(p);
   std::printf("  memory efficiency  %.3f", p.memory_efficiency);
   if (gpu.memory_bandwidth.value > 0) std::printf(" (%.0f GB/s of %.0f GB/s)", p.memory_efficiency * gpu.memory_bandwidth.value / 1e9, gpu.memory_bandwidth.value / 1e9);
   std::printf("\n  kernel launch      %.2f us\n", p.kernel_launch.value * 1e6);

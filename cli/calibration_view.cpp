@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "fitter.h"
 #include "gemm_time.h"
+#include "kernel_class_time.h"
 
 namespace tp {
 namespace {
@@ -88,30 +89,49 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
   }
 }
 
-void bandwidth_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, CalibrationView& v) {
-  std::map<std::string, std::vector<double>> rates;
+// What the profile predicts for one measured memory-bound call, B/s: the kernel-class model at the call's
+// row length (latency included, as the measured rate includes it), or the plain memory model.
+double predicted_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
+  const double hbm = gpu.memory_bandwidth.value;
+  if (it.op == MeasuredOp::memory_kernel) {
+    const double row = static_cast<double>(it.cols);
+    if (!(it.bytes > 0)) return kernel_class_bandwidth(hw, gpu, it.kernel, row);
+    const double t = kernel_class_seconds(hw, gpu, it.kernel, it.bytes, row).value;
+    return t > 0 ? it.bytes / t : 0;
+  }
+  const double t = hw.kernel_launch.value + it.bytes / (hw.memory_efficiency * hbm);
+  return it.bytes > 0 && t > 0 ? it.bytes / t : hw.memory_efficiency * hbm;
+}
+
+}  // namespace
+
+std::vector<BandwidthView> bandwidth_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu) {
+  std::map<std::string, std::vector<BandwidthPointView>> cases;
   std::vector<std::string> order;
   for (const Measurement& it : m.items) {
     if (!is_memory(it.op) || it.rate <= 0) continue;
     const std::string kernel = it.op == MeasuredOp::memory_kernel ? to_string(it.kernel) : to_string(it.op);
-    if (!rates.count(kernel)) order.push_back(kernel);
-    rates[kernel].push_back(it.rate);
+    if (!cases.count(kernel)) order.push_back(kernel);
+    const double row = it.op == MeasuredOp::memory_kernel ? static_cast<double>(it.cols) : 0;
+    cases[kernel].push_back({row, it.bytes, it.rate, predicted_bandwidth(hw, gpu, it)});
   }
-  const double hbm = gpu.memory_bandwidth.value;
+  std::vector<BandwidthView> out;
   for (const std::string& k : order) {
+    std::vector<double> measured, predicted;
+    for (const auto& c : cases[k]) measured.push_back(c.measured), predicted.push_back(c.profile);
     BandwidthView b;
     b.kernel = k;
-    b.points = static_cast<int>(rates[k].size());
-    b.measured_median = median(rates[k]);
-    b.measured_min = *std::min_element(rates[k].begin(), rates[k].end());
-    b.measured_max = *std::max_element(rates[k].begin(), rates[k].end());
-    const auto cls = kernel_class_from_string(k);
-    b.profile = hbm * (cls ? hw.efficiency_of(*cls) : hw.memory_efficiency);
-    v.bandwidth.push_back(b);
+    b.points = static_cast<int>(measured.size());
+    b.measured_median = median(measured);
+    b.measured_min = *std::min_element(measured.begin(), measured.end());
+    b.measured_max = *std::max_element(measured.begin(), measured.end());
+    b.profile = median(predicted);
+    b.cases = cases[k];
+    out.push_back(b);
   }
+  return out;
 }
 
-}  // namespace
 
 CalibrationView calibration_view(const std::string& path, const ClusterSpec& cluster) {
   const Measurements m = read_measurements(path);
@@ -125,7 +145,7 @@ CalibrationView calibration_view(const std::string& path, const ClusterSpec& clu
   v.hbm_datasheet = options.cluster.gpu.memory_bandwidth.value;
   gemm_points(m, fit.profile, options.cluster.gpu, options.holdout_every, v);
   attention_views(m, fit.profile, options.cluster.gpu, v);
-  bandwidth_views(m, fit.profile, options.cluster.gpu, v);
+  v.bandwidth = bandwidth_views(m, fit.profile, options.cluster.gpu);
   for (const FamilyFit& f : fit.report.families) v.quality.push_back({f.family, f.fitted, f.held_out, f.r2, f.mape});
   v.notes = fit.report.notes;
   return v;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware_profile.h"
 #include "measurements.h"
 #include "specs.h"
 
@@ -28,12 +29,21 @@ struct AttentionView {
   double profile = 0;          // the fitted profile's constant
 };
 
+// One measured memory-bound call and what the profile predicts for exactly that call.
+struct BandwidthPointView {
+  double row_length = 0;  // elements per row (the kernel's cols); 0 = not a row-wise shape
+  double bytes = 0;       // minimal traffic of the call
+  double measured = 0;    // B/s
+  double profile = 0;     // B/s: bytes / kernel_class_seconds at this row length (model/kernel_class_time.h)
+};
+
 struct BandwidthView {
   std::string kernel;          // "rmsnorm_fwd", "copy" ...
   int points = 0;
   double measured_median = 0;  // B/s
   double measured_min = 0, measured_max = 0;
-  double profile = 0;          // B/s the fitted profile predicts for large sizes
+  double profile = 0;          // B/s: median of the points' predictions (the same cases as the measured median)
+  std::vector<BandwidthPointView> cases;  // in file order
 };
 
 struct FitQualityView {
@@ -51,6 +61,12 @@ struct CalibrationView {
   std::vector<FitQualityView> quality;
   std::vector<std::string> notes;
 };
+
+// Per memory-bound kernel (class or plain memory op), the measured bandwidths and what `hw` predicts at
+// each measured call's size and row length: the kernel-class model with its shape terms
+// (kernel_class_seconds) for kernel classes, bytes / (launch + bytes / (memory_efficiency HBM)) for the
+// plain memory ops, as `calibrate check` predicts them.
+std::vector<BandwidthView> bandwidth_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu);
 
 // Reads the measurements file, fits a profile to it (holding out every 5th measurement, as
 // `calibrate fit` does) and returns what to draw. `cluster`: the scenario's, used when the file

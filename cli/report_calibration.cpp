@@ -80,10 +80,27 @@ std::string gemm_residuals(const CalibrationView& v) {
 }
 
 // Horizontal bars of measured medians (with the min..max range) and the profile's value as a tick.
+// `cases`: optional per-case pairs (measured, profile prediction) drawn as small markers with a tooltip.
+struct CaseMark {
+  double measured, profile;
+  std::string title;
+};
 struct BarRow {
   std::string label;
   double measured, lo, hi, profile;
+  std::vector<CaseMark> cases = {};
 };
+
+// Each measured case as a small black dot and the profile's prediction for that case as an open
+// vermillion circle, joined by a thin line (the residual), so that short-row cases sit at their own
+// predicted bandwidth instead of the class's long-row value.
+void case_marks(svg::Canvas& c, const svg::Scale& x, double y, const std::vector<CaseMark>& cases) {
+  for (const CaseMark& m : cases) {
+    c.line(x(m.measured), y, x(m.profile), y, svg::kVermillion, 0.8);
+    c.circle(x(m.profile), y, 3.2, "#fff", svg::kVermillion, m.title);
+    c.circle(x(m.measured), y, 1.8, "#000", "#000", m.title);
+  }
+}
 std::string bar_chart(const std::vector<BarRow>& rows, const std::string& axis, const std::string& aria,
                       double reference, const std::string& reference_label) {
   double top_v = reference;
@@ -103,15 +120,31 @@ std::string bar_chart(const std::vector<BarRow>& rows, const std::string& axis, 
            "stroke=\"#333\" stroke-width=\"0.6\"");
     if (r.hi > r.lo) c.line(x(r.lo), y + row / 2, x(r.hi), y + row / 2, "#000", 1.2);
     c.line(x(r.profile), y + 2, x(r.profile), y + row - 2, svg::kVermillion, 3);
+    case_marks(c, x, y + row / 2, r.cases);
   }
   std::vector<svg::LegendItem> items = {{"measured (median; line: min to max)", svg::series(2).fill, "rect"},
-                                        {"fitted profile", svg::kVermillion, "line"}};
+                                        {"fitted profile (median of the cases)", svg::kVermillion, "line"}};
+  bool any_cases = false;
+  for (const auto& r : rows) any_cases = any_cases || !r.cases.empty();
+  if (any_cases) items.push_back({"profile at each measured case", "#fff", "circle"});
   if (reference > 0) {
     c.line(x(reference), top, x(reference), bottom, "#000", 1.5, "6,4");
     items.push_back({reference_label, "#000", "dash"});
   }
   svg::legend(c, 10, bottom + 46, left + w, items);
   return c.str();
+}
+
+// Tooltip of one measured memory-bound case: its row length and both bandwidths in TB/s.
+std::vector<CaseMark> bandwidth_cases(const BandwidthView& b) {
+  std::vector<CaseMark> out;
+  for (const auto& p : b.cases) {
+    const std::string row = p.row_length > 0 ? ", row " + svg::num(p.row_length, 0) + " elements" : "";
+    out.push_back({p.measured / 1e12, p.profile / 1e12,
+                   b.kernel + row + ", " + svg::num(p.bytes / 1e6, 1) + " MB: measured " + svg::num(p.measured / 1e12, 3) +
+                       " TB/s, profile " + svg::num(p.profile / 1e12, 3) + " TB/s"});
+  }
+  return out;
 }
 
 }  // namespace
@@ -141,12 +174,13 @@ std::string calibration_section(const CalibrationView& v) {
     std::vector<BarRow> rows;
     for (const auto& b : v.bandwidth) {
       rows.push_back({b.kernel + " (" + std::to_string(b.points) + ")", b.measured_median / 1e12, b.measured_min / 1e12,
-                      b.measured_max / 1e12, b.profile / 1e12});
+                      b.measured_max / 1e12, b.profile / 1e12, bandwidth_cases(b)});
     }
     h += "<figure>" +
          bar_chart(rows, "achieved HBM bandwidth [TB/s]", "Memory bandwidth per kernel class", v.hbm_datasheet / 1e12,
                    "datasheet " + svg::num(v.hbm_datasheet / 1e12, 2) + " TB/s") +
-         "<figcaption>Memory-bound kernels: median achieved bandwidth per kernel class.</figcaption></figure>";
+         "<figcaption>Memory-bound kernels: achieved bandwidth per kernel class; circles: what the profile predicts for "
+         "each measured case at its size and row length (short rows of norms and cross-entropy are slower).</figcaption></figure>";
   }
   h += "</div><table class=\"numbers\"><caption>Fit quality on held-out measurements</caption><tr><th>family</th>"
        "<th>fitted</th><th>held out</th><th>R<sup>2</sup></th><th>MAPE of time [%]</th></tr>";

@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "hardware_profile.h"
 #include "measurements.h"
@@ -66,6 +69,39 @@ TEST(CalibrateCli, FitThenShow) {
   const auto eval = test::run_trainplan("evaluate --profile " + prof);
   EXPECT_EQ(eval.exit_code, 0) << eval.output;
   std::filesystem::remove(meas);
+  std::filesystem::remove(prof);
+}
+
+// The whitespace-separated fields of the first output line whose first field is `first`.
+std::vector<std::string> table_row(const std::string& output, const std::string& first) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(w);
+    if (!fields.empty() && fields[0] == first) return fields;
+  }
+  return {};
+}
+
+// Oracle: the constants written by hand in the profile below; show must print each class's fitted terms
+// (eff, row_half in elements, latency in us) and "-" for a term the class does not have.
+TEST(CalibrateCli, ShowPrintsTheKernelClassShapeTerms) {
+  const std::string prof = temp_path("trainplan_cli_shape_profile.yaml");
+  std::ofstream(prof) << "gpu: h100-sxm-80gb\n"
+                         "kernel_efficiency:\n  rmsnorm_fwd: 0.61\n  gelu_fwd: 0.87\n"
+                         "kernel_shape:\n"
+                         "  rmsnorm_fwd: {latency: 0 us, row_half: 3517}\n"
+                         "  gelu_fwd: {latency: 12.5 us, row_half: 0}\n";
+  const auto show = test::run_trainplan("calibrate show " + prof);
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("row_half [elements]"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("latency [us]"), std::string::npos) << show.output;
+  EXPECT_EQ(table_row(show.output, "rmsnorm_fwd"), (std::vector<std::string>{"rmsnorm_fwd", "0.610", "3517", "-"}))
+      << show.output;
+  EXPECT_EQ(table_row(show.output, "gelu_fwd"), (std::vector<std::string>{"gelu_fwd", "0.870", "-", "12.50"})) << show.output;
+  // A class the profile has no constant for is not listed.
+  EXPECT_TRUE(table_row(show.output, "residual_add").empty()) << show.output;
   std::filesystem::remove(prof);
 }
 
