@@ -123,12 +123,13 @@ TEST(PytorchH100, PeakAllocatedMemoryAndOutOfMemoryVerdict) {
 
 // Step time against the median measured step, with the committed measured H100 profile
 // (scenarios/profiles/h100-sxm.yaml). Target of the issue: mean <= 5 %, max <= 10 %. Reached (and asserted,
-// so that a regression fails): mean 6.4 %, max 14.2 % -> asserted at 7 % / 15 %; the GPT-2 autocast cases are
-// the largest misses (their fp32 elementwise chains and gradient casts at dtype boundaries are under-counted),
-// see docs/model.md §20. (5.4 % / 12.2 % before the kernel classes got their latency term: one bandwidth per
-// class had folded the measurement's host overhead per call, 6-90 us, into the bandwidth; the planner counts
-// launches itself, so the classes' bandwidths rose 10-25 % and every eager step came out faster;
-// docs/calibration.md, "The kernel-class model".)
+// so that a regression fails): mean 3.4 %, max 7.3 % -> asserted at 4 % / 8 % (target met). Before the
+// output layer's misaligned GEMMs were timed at cuBLAS' align1 fallback rate (GPT-2's unpadded vocabulary
+// of 50,257, docs/model.md §20) the GPT-2 autocast cases were 13-14 % fast: mean 6.4 %, max 14.2 %.
+// The largest remaining miss, gpt2-1.5b-s1024-mb4 at -7.3 %, is host time: its kernels sum to 226 ms
+// (h100-pytorch-kernel-time.json, less the profiler's Optimizer.step range) against 225 ms predicted and a
+// 243 ms step. (5.4 % / 12.2 % before the kernel classes got their latency term; docs/calibration.md,
+// "The kernel-class model".)
 TEST(PytorchH100, StepTime) {
   const YAML::Node index = YAML::LoadFile(test::source_path(kDir + "index.yaml"));
   std::vector<Row> rows;
@@ -147,8 +148,8 @@ TEST(PytorchH100, StepTime) {
   ASSERT_EQ(rows.size(), 7u);
   double mean = 0, worst = 0;
   print_summary("step time (median measured step)", rows, mean, worst);
-  EXPECT_LE(mean, 0.07);
-  EXPECT_LE(worst, 0.15);
+  EXPECT_LE(mean, 0.04);
+  EXPECT_LE(worst, 0.08);
 }
 
 }  // namespace
