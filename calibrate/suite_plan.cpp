@@ -207,149 +207,183 @@ std::vector<double> collective_sizes(double min_bytes, double max_bytes) {
   return out;
 }
 
-std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
-  std::vector<Measurement> plan;
-  auto wants = [&](Suite x) { return std::find(o.suites.begin(), o.suites.end(), x) != o.suites.end(); };
+namespace {
 
-  if (wants(Suite::power)) {
-    Measurement idle;
-    idle.op = MeasuredOp::power;
-    idle.phase = "idle";
-    idle.label = "idle before the runs";
-    plan.push_back(idle);
-  }
-  if (wants(Suite::memory)) {
-    Measurement launch;
-    launch.op = MeasuredOp::kernel_launch;
-    launch.label = "empty kernel";
-    plan.push_back(launch);
-  }
+// The power suite's first case: the idle draw before any kernel runs.
+Measurement idle_power_case() {
+  Measurement idle;
+  idle.op = MeasuredOp::power;
+  idle.phase = "idle";
+  idle.label = "idle before the runs";
+  return idle;
+}
 
-  if (wants(Suite::gemm)) {
-    std::vector<Measurement> gemms;
-    if (s != nullptr) {
-      const std::vector<int> tps = o.tp_degrees.empty() ? default_tp_degrees(*s) : o.tp_degrees;
-      for (int t : tps) {
-        for (const auto& c : scenario_gemms(*s, t, s->training.precision)) gemms.push_back(c);
-      }
-    }
-    // Generic grid: squares, a skinny M sweep and a short-K sweep (enough to pin the latency floor, k_half and the memory roofline).
-    for (Precision p : o.gemm_dtypes) {
-      const bool slow = p == Precision::fp32;
-      const std::int64_t top = o.quick ? 2048 : (slow ? 8192 : 16384);
-      for (std::int64_t d = 128; d <= top; d *= 2) gemms.push_back(gemm_case(d, d, d, p, "grid square"));
-      const std::int64_t big = o.quick ? 1024 : (slow ? 4096 : 8192);
-      for (std::int64_t m : {16, 64, 256, 1024, 4096}) {
-        if (m < big) gemms.push_back(gemm_case(m, big, big, p, "grid skinny M"));
-      }
-      for (std::int64_t k : {32, 128, 512, 2048}) {
-        if (k < big) gemms.push_back(gemm_case(big, big, k, p, "grid short K"));
-      }
-    }
-    // Merge identical cases, joining their labels.
-    std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, size_t> seen;
-    for (auto& c : gemms) {
-      const auto key = std::make_tuple(static_cast<int>(c.dtype), c.gemm.m, c.gemm.n, c.gemm.k);
-      auto it = seen.find(key);
-      if (it != seen.end()) {
-        Measurement& first = plan[it->second];
-        if (first.label.size() < 200) first.label += "; " + c.label;
-        continue;
-      }
-      seen[key] = plan.size();
-      plan.push_back(c);
+// The memory suite's first case: the launch latency of an empty kernel.
+Measurement kernel_launch_case() {
+  Measurement launch;
+  launch.op = MeasuredOp::kernel_launch;
+  launch.label = "empty kernel";
+  return launch;
+}
+
+// The scenario's layer GEMMs (when `s` is given) plus the generic grid: squares, a skinny M sweep and a
+// short-K sweep (enough to pin the latency floor, k_half and the memory roofline). Not yet merged.
+std::vector<Measurement> gemm_suite_cases(const SuiteOptions& o, const Scenario* s) {
+  std::vector<Measurement> gemms;
+  if (s != nullptr) {
+    const std::vector<int> tps = o.tp_degrees.empty() ? default_tp_degrees(*s) : o.tp_degrees;
+    for (int t : tps) {
+      for (const auto& c : scenario_gemms(*s, t, s->training.precision)) gemms.push_back(c);
     }
   }
-
-  if (wants(Suite::attention)) {
-    const Precision p = (s != nullptr && (s->training.precision == Precision::fp16)) ? Precision::fp16 : Precision::bf16;
-    std::vector<std::pair<AttentionShape, std::string>> shapes;
-    if (s != nullptr) {
-      const std::vector<int> tps = o.tp_degrees.empty() ? std::vector<int>{s->parallel.tp} : o.tp_degrees;
-      for (int t : tps) {
-        AttentionShape a;
-        a.batch = s->training.micro_batch;
-        a.heads = std::max(1, s->model.heads / t);
-        a.kv_heads = std::max(1, s->model.kv_heads / t);
-        if (a.heads % a.kv_heads != 0) a.kv_heads = a.heads;
-        a.seq_q = a.seq_kv = s->training.sequence_length / std::max(1, s->parallel.cp);
-        a.head_dim = s->model.head_dim;
-        a.causal = true;
-        shapes.emplace_back(a, "scenario tp=" + std::to_string(t));
-      }
+  for (Precision p : o.gemm_dtypes) {
+    const bool slow = p == Precision::fp32;
+    const std::int64_t top = o.quick ? 2048 : (slow ? 8192 : 16384);
+    for (std::int64_t d = 128; d <= top; d *= 2) gemms.push_back(gemm_case(d, d, d, p, "grid square"));
+    const std::int64_t big = o.quick ? 1024 : (slow ? 4096 : 8192);
+    for (std::int64_t m : {16, 64, 256, 1024, 4096}) {
+      if (m < big) gemms.push_back(gemm_case(m, big, big, p, "grid skinny M"));
     }
-    const std::vector<std::int64_t> seqs = o.quick ? std::vector<std::int64_t>{512, 1024}
-                                                   : std::vector<std::int64_t>{1024, 2048, 4096, 8192};
-    for (std::int64_t d : {64, 128}) {
-      for (int ratio : {1, 4, 8}) {
-        for (bool causal : {true, false}) {
-          for (std::int64_t sq : seqs) {
-            AttentionShape a;
-            a.heads = d == 64 ? 32 : 16;
-            a.kv_heads = a.heads / ratio;
-            a.seq_q = a.seq_kv = sq;
-            a.head_dim = d;
-            a.causal = causal;
-            a.batch = std::max<std::int64_t>(1, 16384 / sq);  // 16 Ki tokens per run
-            shapes.emplace_back(a, "grid d=" + std::to_string(d) + " gqa=" + std::to_string(ratio));
-          }
+    for (std::int64_t k : {32, 128, 512, 2048}) {
+      if (k < big) gemms.push_back(gemm_case(big, big, k, p, "grid short K"));
+    }
+  }
+  return gemms;
+}
+
+// Appends `gemms` to `plan`, merging identical cases (same dtype and m, n, k) and joining their labels.
+void append_merged_gemms(const std::vector<Measurement>& gemms, std::vector<Measurement>& plan) {
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, size_t> seen;
+  for (const auto& c : gemms) {
+    const auto key = std::make_tuple(static_cast<int>(c.dtype), c.gemm.m, c.gemm.n, c.gemm.k);
+    auto it = seen.find(key);
+    if (it != seen.end()) {
+      Measurement& first = plan[it->second];
+      if (first.label.size() < 200) first.label += "; " + c.label;
+      continue;
+    }
+    seen[key] = plan.size();
+    plan.push_back(c);
+  }
+}
+
+// The scenario's own attention shape per TP degree (its own tp unless `o` names degrees).
+std::vector<std::pair<AttentionShape, std::string>> scenario_attention_shapes(const SuiteOptions& o, const Scenario& s) {
+  std::vector<std::pair<AttentionShape, std::string>> shapes;
+  const std::vector<int> tps = o.tp_degrees.empty() ? std::vector<int>{s.parallel.tp} : o.tp_degrees;
+  for (int t : tps) {
+    AttentionShape a;
+    a.batch = s.training.micro_batch;
+    a.heads = std::max(1, s.model.heads / t);
+    a.kv_heads = std::max(1, s.model.kv_heads / t);
+    if (a.heads % a.kv_heads != 0) a.kv_heads = a.heads;
+    a.seq_q = a.seq_kv = s.training.sequence_length / std::max(1, s.parallel.cp);
+    a.head_dim = s.model.head_dim;
+    a.causal = true;
+    shapes.emplace_back(a, "scenario tp=" + std::to_string(t));
+  }
+  return shapes;
+}
+
+// The generic attention grid: head dim 64 and 128, GQA ratios 1, 4, 8, causal and not, 16 Ki tokens per run.
+std::vector<std::pair<AttentionShape, std::string>> grid_attention_shapes(bool quick) {
+  std::vector<std::pair<AttentionShape, std::string>> shapes;
+  const std::vector<std::int64_t> seqs = quick ? std::vector<std::int64_t>{512, 1024}
+                                               : std::vector<std::int64_t>{1024, 2048, 4096, 8192};
+  for (std::int64_t d : {64, 128}) {
+    for (int ratio : {1, 4, 8}) {
+      for (bool causal : {true, false}) {
+        for (std::int64_t sq : seqs) {
+          AttentionShape a;
+          a.heads = d == 64 ? 32 : 16;
+          a.kv_heads = a.heads / ratio;
+          a.seq_q = a.seq_kv = sq;
+          a.head_dim = d;
+          a.causal = causal;
+          a.batch = std::max<std::int64_t>(1, 16384 / sq);  // 16 Ki tokens per run
+          shapes.emplace_back(a, "grid d=" + std::to_string(d) + " gqa=" + std::to_string(ratio));
         }
       }
     }
-    for (const auto& [a, label] : shapes) {
-      for (AttentionImpl impl : {AttentionImpl::fused, AttentionImpl::unfused}) {
-        plan.push_back(attention_case(MeasuredOp::attention_forward, impl, a, p, label));
-        plan.push_back(attention_case(MeasuredOp::attention_backward, impl, a, p, label));
-      }
-    }
-    for (const auto& [a, label] : fused_reference_shapes(o.quick)) {
-      plan.push_back(attention_case(MeasuredOp::attention_forward, AttentionImpl::fused, a, p, label));
-      plan.push_back(attention_case(MeasuredOp::attention_backward, AttentionImpl::fused, a, p, label));
-    }
   }
+  return shapes;
+}
 
-  if (wants(Suite::memory)) {
-    const double top = o.quick ? 64.0 * 1024 * 1024 : o.memory_max_bytes;
-    for (MeasuredOp op : {MeasuredOp::memory_copy, MeasuredOp::memory_scale, MeasuredOp::memory_triad, MeasuredOp::memory_reduce}) {
-      for (double b = 1024.0 * 1024; b <= top * (1 + 1e-12); b *= 4) {
-        Measurement c;
-        c.op = op;
-        c.dtype = Precision::fp32;
-        c.bytes = b;  // per array; the runner records the bytes moved
-        c.label = "grid";
-        plan.push_back(c);
-      }
+// Forward and backward of every scenario and grid shape, fused and unfused, then the fused reference shapes.
+void append_attention_cases(const SuiteOptions& o, const Scenario* s, std::vector<Measurement>& plan) {
+  const Precision p = (s != nullptr && (s->training.precision == Precision::fp16)) ? Precision::fp16 : Precision::bf16;
+  std::vector<std::pair<AttentionShape, std::string>> shapes;
+  if (s != nullptr) shapes = scenario_attention_shapes(o, *s);
+  for (auto& shape : grid_attention_shapes(o.quick)) shapes.push_back(std::move(shape));
+  for (const auto& [a, label] : shapes) {
+    for (AttentionImpl impl : {AttentionImpl::fused, AttentionImpl::unfused}) {
+      plan.push_back(attention_case(MeasuredOp::attention_forward, impl, a, p, label));
+      plan.push_back(attention_case(MeasuredOp::attention_backward, impl, a, p, label));
     }
   }
-
-  if (wants(Suite::kernels)) {
-    for (const auto& c : kernel_cases(o.quick)) plan.push_back(c);
+  for (const auto& [a, label] : fused_reference_shapes(o.quick)) {
+    plan.push_back(attention_case(MeasuredOp::attention_forward, AttentionImpl::fused, a, p, label));
+    plan.push_back(attention_case(MeasuredOp::attention_backward, AttentionImpl::fused, a, p, label));
   }
+}
 
-  if (wants(Suite::power)) {
-    for (const char* phase : {"gemm", "memory"}) {
+// STREAM-style copy, scale, triad and reduce from 1 MiB per array, growing 4x up to the top size.
+void append_memory_cases(const SuiteOptions& o, std::vector<Measurement>& plan) {
+  const double top = o.quick ? 64.0 * 1024 * 1024 : o.memory_max_bytes;
+  for (MeasuredOp op : {MeasuredOp::memory_copy, MeasuredOp::memory_scale, MeasuredOp::memory_triad, MeasuredOp::memory_reduce}) {
+    for (double b = 1024.0 * 1024; b <= top * (1 + 1e-12); b *= 4) {
       Measurement c;
-      c.op = MeasuredOp::power;
-      c.phase = phase;
-      c.label = std::string("sustained ") + phase;
+      c.op = op;
+      c.dtype = Precision::fp32;
+      c.bytes = b;  // per array; the runner records the bytes moved
+      c.label = "grid";
       plan.push_back(c);
     }
   }
+}
 
-  if (wants(Suite::collectives)) {
-    const double top = o.quick ? 64.0 * 1024 * 1024 : o.collective_max_bytes;
-    for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all,
-                         Collective::send_recv}) {
-      for (double b : collective_sizes(o.collective_min_bytes, top)) {
-        Measurement m;
-        m.op = measured_op_of(c);
-        m.dtype = Precision::fp32;
-        m.bytes = b;
-        m.label = "sweep";
-        plan.push_back(m);
-      }
+// The sustained power draw while GEMMs run and while memory kernels run.
+void append_sustained_power_cases(std::vector<Measurement>& plan) {
+  for (const char* phase : {"gemm", "memory"}) {
+    Measurement c;
+    c.op = MeasuredOp::power;
+    c.phase = phase;
+    c.label = std::string("sustained ") + phase;
+    plan.push_back(c);
+  }
+}
+
+// Every collective on the doubling size sweep (collective_sizes).
+void append_collective_cases(const SuiteOptions& o, std::vector<Measurement>& plan) {
+  const double top = o.quick ? 64.0 * 1024 * 1024 : o.collective_max_bytes;
+  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all,
+                       Collective::send_recv}) {
+    for (double b : collective_sizes(o.collective_min_bytes, top)) {
+      Measurement m;
+      m.op = measured_op_of(c);
+      m.dtype = Precision::fp32;
+      m.bytes = b;
+      m.label = "sweep";
+      plan.push_back(m);
     }
   }
+}
+
+}  // namespace
+
+std::vector<Measurement> plan_suite(const SuiteOptions& o, const Scenario* s) {
+  std::vector<Measurement> plan;
+  auto wants = [&](Suite x) { return std::find(o.suites.begin(), o.suites.end(), x) != o.suites.end(); };
+  if (wants(Suite::power)) plan.push_back(idle_power_case());
+  if (wants(Suite::memory)) plan.push_back(kernel_launch_case());
+  if (wants(Suite::gemm)) append_merged_gemms(gemm_suite_cases(o, s), plan);
+  if (wants(Suite::attention)) append_attention_cases(o, s, plan);
+  if (wants(Suite::memory)) append_memory_cases(o, plan);
+  if (wants(Suite::kernels)) {
+    for (const auto& c : kernel_cases(o.quick)) plan.push_back(c);
+  }
+  if (wants(Suite::power)) append_sustained_power_cases(plan);
+  if (wants(Suite::collectives)) append_collective_cases(o, plan);
   return plan;
 }
 
