@@ -102,17 +102,11 @@ std::vector<Problem> resolve_layout(Scenario& s) {
   return c.out;
 }
 
-std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
-  Collector c{first_only, {}};
+namespace {
+
+// Model shape.
+void check_model_shape(const Scenario& s, Collector& c) {
   const ModelSpec& m = s.model;
-  const ParallelSpec& p = s.parallel;
-  const TrainingSpec& t = s.training;
-
-  // Links the step time divides by: every byte that crosses a node (or a GPU) needs a bandwidth.
-  check_links(s.cluster, c);
-  if (c.full()) return c.out;
-
-  // Model shape.
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {
     c.add("model.kv_heads", "model.heads",
           "kv_heads (" + num(m.kv_heads) + ") must divide heads (" + num(m.heads) + ")");
@@ -121,9 +115,12 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
     c.add("model.moe.top_k", "model.moe.experts",
           "top_k (" + num(m.moe.top_k) + ") must be between 1 and experts (" + num(m.moe.experts) + ")");
   }
-  if (c.full()) return c.out;
+}
 
-  // Tensor parallelism (Megatron splits heads, KV heads and the MLP across tp).
+// Tensor parallelism (Megatron splits heads, KV heads and the MLP across tp).
+void check_tensor_parallel(const Scenario& s, Collector& c) {
+  const ModelSpec& m = s.model;
+  const ParallelSpec& p = s.parallel;
   if (m.heads % p.tp != 0) {
     c.add("parallel.tp", "model.heads", "tp (" + num(p.tp) + ") must divide heads (" + num(m.heads) + ")");
   }
@@ -140,8 +137,12 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
   if (ffn % p.tp != 0) {
     c.add("parallel.tp", "model.ffn_hidden", "tp (" + num(p.tp) + ") must divide the MLP width (" + num(ffn) + ")");
   }
+}
 
-  // Layout product and pipeline split.
+// Layout product and pipeline split.
+void check_layout_and_stages(const Scenario& s, Collector& c) {
+  const ModelSpec& m = s.model;
+  const ParallelSpec& p = s.parallel;
   const long long gpus = s.gpus();
   if (static_cast<long long>(p.tp) * p.pp * p.dp * p.cp != gpus) {
     c.add("parallel.dp", "cluster.nodes",
@@ -169,8 +170,11 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
             "adds up to " + num(sum) + " layers but the model has " + num(m.layers));
     }
   }
+}
 
-  // Schedule and virtual stages.
+// Schedule and virtual stages.
+void check_schedule(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
   if (p.schedule == Schedule::interleaved) {
     if (p.vpp < 2) c.add("parallel.schedule", "parallel.vpp", "interleaved needs vpp ≥ 2 (vpp = " + num(p.vpp) + ")");
     if (p.pp < 2) c.add("parallel.schedule", "parallel.pp", "interleaved needs pp ≥ 2 (pp = " + num(p.pp) + ")");
@@ -178,8 +182,12 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
     c.add("parallel.vpp", "parallel.schedule",
           "vpp = " + num(p.vpp) + " needs schedule: interleaved (schedule is " + to_string(p.schedule) + ")");
   }
+}
 
-  // Batch.
+// Batch.
+void check_batch(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
   const long long per_step = static_cast<long long>(t.micro_batch) * p.dp;
   if (t.global_batch % per_step != 0) {
     c.add("training.global_batch", "training.micro_batch",
@@ -190,8 +198,12 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
           "interleaved needs the micro-batches per replica (" + num(t.global_batch / per_step) +
               ") to be a multiple of pp (" + num(p.pp) + ")");
   }
+}
 
-  // Sequence splits.
+// Sequence splits.
+void check_sequence_splits(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
   if (p.cp > 1 && t.sequence_length % (2LL * p.cp) != 0) {
     c.add("parallel.cp", "training.sequence_length",
           "context parallelism splits the sequence into 2 × cp chunks: sequence_length (" +
@@ -202,8 +214,12 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
           "sequence parallelism needs sequence_length / cp (" + num(t.sequence_length / p.cp) +
               ") divisible by tp (" + num(p.tp) + ")");
   }
+}
 
-  // Experts (Megatron: expert-parallel ranks are taken from the data × context parallel ranks).
+// Experts (Megatron: expert-parallel ranks are taken from the data × context parallel ranks).
+void check_experts(const Scenario& s, Collector& c) {
+  const ModelSpec& m = s.model;
+  const ParallelSpec& p = s.parallel;
   if (p.ep > 1 && !m.moe.enabled()) {
     c.add("parallel.ep", "model.moe", "ep = " + num(p.ep) + " needs a mixture-of-experts model");
   } else if (m.moe.enabled()) {
@@ -217,8 +233,11 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
                 " (expert-parallel ranks come from the data-parallel ranks)");
     }
   }
+}
 
-  // Sharding and offload.
+// Sharding and offload.
+void check_sharding_and_offload(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
   if (p.zero == 3 && p.pp > 1) {
     c.add("parallel.zero", "parallel.pp",
           "ZeRO-3 shards every layer's weights across data-parallel ranks and gathers them per micro-batch; "
@@ -236,12 +255,34 @@ std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
   if (p.recompute.mode == RecomputeMode::every && p.recompute.every < 1) {
     c.add("parallel.recompute.every", "", "must be at least 1 layer");
   }
+}
 
-  // Hardware support of the precision.
+// Hardware support of the precision.
+void check_precision_support(const Scenario& s, Collector& c) {
+  const TrainingSpec& t = s.training;
   if (s.cluster.gpu.peak_for(t.precision).value <= 0.0) {
     c.add("training.precision", "cluster.gpu",
           std::string("the GPU (") + s.cluster.gpu.name + ") has no " + to_string(t.precision) + " support");
   }
+}
+
+}  // namespace
+
+std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
+  Collector c{first_only, {}};
+  // Links the step time divides by: every byte that crosses a node (or a GPU) needs a bandwidth.
+  check_links(s.cluster, c);
+  if (c.full()) return c.out;
+  check_model_shape(s, c);
+  if (c.full()) return c.out;
+  check_tensor_parallel(s, c);
+  check_layout_and_stages(s, c);
+  check_schedule(s, c);
+  check_batch(s, c);
+  check_sequence_splits(s, c);
+  check_experts(s, c);
+  check_sharding_and_offload(s, c);
+  check_precision_support(s, c);
   return c.out;
 }
 
