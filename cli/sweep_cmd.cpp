@@ -145,6 +145,113 @@ void reject_duplicate_values(const std::vector<Axis>& axes) {
   }
 }
 
+// The points the CSV holds: every point with --csv-all (or json_all), else the best ones and both
+// Pareto fronts, once each, in grid order.
+std::vector<SweepPoint> csv_points(const SweepResult& r, bool keep_all) {
+  std::vector<SweepPoint> kept = keep_all ? r.all : r.top;
+  if (!keep_all) {
+    for (const auto& p : r.pareto_cost) kept.push_back(p);
+    for (const auto& p : r.pareto_gpus) kept.push_back(p);
+    std::sort(kept.begin(), kept.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+    kept.erase(std::unique(kept.begin(), kept.end(),
+                           [](const SweepPoint& a, const SweepPoint& b) { return a.index == b.index; }),
+               kept.end());
+  }
+  return kept;
+}
+
+// --format json: counts, rejections, the best points, both Pareto fronts and the nearest misses.
+void print_sweep_json(const SweepResult& r, Objective objective, const std::vector<SweepBase>& bases,
+                      const std::vector<FastAxis>& fast) {
+  nlohmann::json j;
+  j["objective"] = to_string(objective);
+  j["points"] = {{"total", r.total}, {"feasible", r.feasible}, {"out_of_memory", r.out_of_memory},
+                 {"indivisible", r.indivisible}, {"constraint", r.constrained}, {"no_progress", r.no_progress}};
+  j["seconds"] = r.seconds;
+  j["rejections"] = nlohmann::json::object();
+  for (const auto& [k, v] : r.reasons) j["rejections"][k] = v;
+  for (auto [name, list] : {std::pair{"top", &r.top}, std::pair{"pareto_time_cost", &r.pareto_cost},
+                            std::pair{"pareto_time_gpus", &r.pareto_gpus}, std::pair{"nearest_misses", &r.nearest_misses}}) {
+    j[name] = nlohmann::json::array();
+    for (const auto& p : *list) j[name].push_back(point_json(p, bases, fast));
+  }
+  require_finite_json(j);
+  std::cout << j.dump(2) << "\n";
+}
+
+// The table format: a summary line, the counts, the point tables, rejections and nearest misses.
+void print_sweep_table(const SweepResult& r, const SweepSpec& spec, const std::vector<SweepBase>& bases,
+                       const std::vector<FastAxis>& fast) {
+  std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
+              format_count(static_cast<double>(r.total)).c_str(), r.seconds,
+              format_count(r.total / std::max(r.seconds, 1e-9)).c_str(), to_string(spec.objective));
+  std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu",
+              static_cast<unsigned long long>(r.feasible), static_cast<unsigned long long>(r.out_of_memory),
+              static_cast<unsigned long long>(r.indivisible), static_cast<unsigned long long>(r.constrained));
+  if (r.no_progress > 0) {
+    std::printf(", cannot make progress under failures %llu", static_cast<unsigned long long>(r.no_progress));
+  }
+  std::printf("\n");
+  if (!r.top.empty()) print_points("Best layouts", r.top, bases, fast);
+  if (!r.pareto_cost.empty()) print_points("Pareto front: run time vs cost", r.pareto_cost, bases, fast);
+  if (!r.pareto_gpus.empty()) print_points("Pareto front: run time vs GPUs", r.pareto_gpus, bases, fast);
+  if (!r.reasons.empty()) {
+    std::printf("\nRejected (by reason)\n");
+    for (const auto& [k, v] : r.reasons) std::printf("  %10llu  %s\n", static_cast<unsigned long long>(v), k.c_str());
+  }
+  if (!r.nearest_misses.empty()) {
+    std::printf("\nNearest misses (out of memory, closest to fitting)\n");
+    for (const auto& p : r.nearest_misses) {
+      std::printf("  %-46s needs %s of %s  %s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
+                  format_bytes(p.capacity).c_str(), extra_label(p, bases, fast).c_str());
+    }
+  }
+}
+
+// Scales point `p` to the simulated step time: the run, its cost and energy scale with the step;
+// MFU and tokens per GPU inversely. The objective is recomputed from the scaled values.
+void rescale_to_simulated_step(SweepPoint& p, double simulated_step, Objective objective) {
+  const double k = simulated_step / p.step;
+  p.step = simulated_step;
+  p.run_seconds *= k;
+  p.cost *= k;
+  p.energy_kwh *= k;
+  p.mfu /= k;
+  p.tokens_per_gpu /= k;
+  p.objective = objective == Objective::tokens_per_gpu ? -p.tokens_per_gpu
+                : objective == Objective::mfu          ? -p.mfu
+                : objective == Objective::cost         ? p.cost
+                : objective == Objective::energy       ? p.energy_kwh
+                                                       : p.run_seconds;
+}
+
+// Re-scores the best `count` layouts with the event simulator (the run scales with the simulated
+// step) and prints them re-ranked, next to the analytic step.
+void print_simulator_rescore(const SweepResult& r, int count, Objective objective, const std::vector<SweepBase>& bases,
+                             const std::vector<FastAxis>& fast) {
+  std::vector<SweepPoint> rescored(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), count));
+  std::vector<double> analytic;
+  for (auto& p : rescored) {
+    const SweepBase& base = bases[static_cast<size_t>(p.block)];
+    Scenario s = point_scenario(base, fast, p);
+    const Plan plan = make_plan(s, base.profile);
+    const SimResult sim = simulate_step(s, plan, SimOptions{});
+    analytic.push_back(p.step);
+    rescale_to_simulated_step(p, sim.step_seconds.value, objective);
+  }
+  std::vector<size_t> order(rescored.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rescored[a].objective < rescored[b].objective; });
+  std::printf("\nRe-scored with the step simulator (best %zu)\n", rescored.size());
+  std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
+  int rank = 0;
+  for (size_t i : order) {
+    std::printf("  %4d  %-46s %14s %14s %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(),
+                format_fixed(analytic[i], 3).c_str(), format_fixed(rescored[i].step, 3).c_str(),
+                100.0 * (rescored[i].step / analytic[i] - 1.0));
+  }
+}
+
 }  // namespace
 
 int run_sweep_command(const SweepCommandOptions& o) {
@@ -172,95 +279,10 @@ int run_sweep_command(const SweepCommandOptions& o) {
   // progress under failures, or host memory) is no near miss of memory.
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
-  if (!o.csv.empty()) {
-    std::vector<SweepPoint> kept = options.keep_all ? r.all : r.top;
-    if (!options.keep_all) {
-      for (const auto& p : r.pareto_cost) kept.push_back(p);
-      for (const auto& p : r.pareto_gpus) kept.push_back(p);
-      std::sort(kept.begin(), kept.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
-      kept.erase(std::unique(kept.begin(), kept.end(),
-                             [](const SweepPoint& a, const SweepPoint& b) { return a.index == b.index; }),
-                 kept.end());
-    }
-    write_csv(o.csv, kept, bases, fast);
-  }
-
-  if (o.format == "json") {
-    nlohmann::json j;
-    j["objective"] = to_string(spec.objective);
-    j["points"] = {{"total", r.total}, {"feasible", r.feasible}, {"out_of_memory", r.out_of_memory},
-                   {"indivisible", r.indivisible}, {"constraint", r.constrained}, {"no_progress", r.no_progress}};
-    j["seconds"] = r.seconds;
-    j["rejections"] = nlohmann::json::object();
-    for (const auto& [k, v] : r.reasons) j["rejections"][k] = v;
-    for (auto [name, list] : {std::pair{"top", &r.top}, std::pair{"pareto_time_cost", &r.pareto_cost},
-                              std::pair{"pareto_time_gpus", &r.pareto_gpus}, std::pair{"nearest_misses", &r.nearest_misses}}) {
-      j[name] = nlohmann::json::array();
-      for (const auto& p : *list) j[name].push_back(point_json(p, bases, fast));
-    }
-    require_finite_json(j);
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
-                format_count(static_cast<double>(r.total)).c_str(), r.seconds,
-                format_count(r.total / std::max(r.seconds, 1e-9)).c_str(), to_string(spec.objective));
-    std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu",
-                static_cast<unsigned long long>(r.feasible), static_cast<unsigned long long>(r.out_of_memory),
-                static_cast<unsigned long long>(r.indivisible), static_cast<unsigned long long>(r.constrained));
-    if (r.no_progress > 0) {
-      std::printf(", cannot make progress under failures %llu", static_cast<unsigned long long>(r.no_progress));
-    }
-    std::printf("\n");
-    if (!r.top.empty()) print_points("Best layouts", r.top, bases, fast);
-    if (!r.pareto_cost.empty()) print_points("Pareto front: run time vs cost", r.pareto_cost, bases, fast);
-    if (!r.pareto_gpus.empty()) print_points("Pareto front: run time vs GPUs", r.pareto_gpus, bases, fast);
-    if (!r.reasons.empty()) {
-      std::printf("\nRejected (by reason)\n");
-      for (const auto& [k, v] : r.reasons) std::printf("  %10llu  %s\n", static_cast<unsigned long long>(v), k.c_str());
-    }
-    if (!r.nearest_misses.empty()) {
-      std::printf("\nNearest misses (out of memory, closest to fitting)\n");
-      for (const auto& p : r.nearest_misses) {
-        std::printf("  %-46s needs %s of %s  %s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
-                    format_bytes(p.capacity).c_str(), extra_label(p, bases, fast).c_str());
-      }
-    }
-  }
-  if (o.simulate_top > 0 && !r.top.empty()) {
-    // Re-score the best layouts with the event simulator: the run scales with the simulated step.
-    std::vector<SweepPoint> rescored(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), o.simulate_top));
-    std::vector<double> analytic;
-    for (auto& p : rescored) {
-      const SweepBase& base = bases[static_cast<size_t>(p.block)];
-      Scenario s = point_scenario(base, fast, p);
-      const Plan plan = make_plan(s, base.profile);
-      const SimResult sim = simulate_step(s, plan, SimOptions{});
-      analytic.push_back(p.step);
-      const double k = sim.step_seconds.value / p.step;
-      p.step = sim.step_seconds.value;
-      p.run_seconds *= k;
-      p.cost *= k;
-      p.energy_kwh *= k;
-      p.mfu /= k;
-      p.tokens_per_gpu /= k;
-      p.objective = spec.objective == Objective::tokens_per_gpu ? -p.tokens_per_gpu
-                    : spec.objective == Objective::mfu          ? -p.mfu
-                    : spec.objective == Objective::cost         ? p.cost
-                    : spec.objective == Objective::energy       ? p.energy_kwh
-                                                                : p.run_seconds;
-    }
-    std::vector<size_t> order(rescored.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rescored[a].objective < rescored[b].objective; });
-    std::printf("\nRe-scored with the step simulator (best %zu)\n", rescored.size());
-    std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
-    int rank = 0;
-    for (size_t i : order) {
-      std::printf("  %4d  %-46s %14s %14s %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(),
-                  format_fixed(analytic[i], 3).c_str(), format_fixed(rescored[i].step, 3).c_str(),
-                  100.0 * (rescored[i].step / analytic[i] - 1.0));
-    }
-  }
+  if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
+  if (o.format == "json") print_sweep_json(r, spec.objective, bases, fast);
+  else print_sweep_table(r, spec, bases, fast);
+  if (o.simulate_top > 0 && !r.top.empty()) print_simulator_rescore(r, o.simulate_top, spec.objective, bases, fast);
   if (r.feasible == 0) {
     std::cerr << "error: no feasible point among " << r.total << " (" << r.out_of_memory << " out of memory, "
               << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints, " << r.no_progress
