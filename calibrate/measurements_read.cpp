@@ -163,81 +163,108 @@ Precision read_dtype(ObjectReader& r) {
   return *p;
 }
 
-Measurement read_measurement(const json& j, const std::string& path, const std::string& file) {
-  ObjectReader r(j, path, file);
-  Measurement m;
+MeasuredOp read_op(ObjectReader& r) {
   const std::string op = r.string("op", "", true);
   auto parsed = measured_op_from_string(op);
   if (!parsed) {
     const std::string hint = closest_key(op, measured_op_names());
     r.fail("op", "unknown op '" + op + "'" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
   }
-  m.op = *parsed;
-  m.label = r.string("label", "");
-  if (m.op == MeasuredOp::gemm) {
-    m.dtype = read_dtype(r);
-    ObjectReader s(r.get("shape", true), r.field("shape"), file);
-    m.gemm.m = s.integer("m", 0, true, 1);
-    m.gemm.n = s.integer("n", 0, true, 1);
-    m.gemm.k = s.integer("k", 0, true, 1);
-    m.gemm.batch = s.integer("batch", 1, false, 1);
-    s.finish();
-  } else if (is_attention(m.op)) {
-    m.dtype = read_dtype(r);
-    const std::string impl = r.string("impl", "", true);
-    if (impl != "fused" && impl != "unfused") r.fail("impl", "expected 'fused' or 'unfused', got '" + impl + "'");
-    m.impl = impl == "fused" ? AttentionImpl::fused : AttentionImpl::unfused;
-    ObjectReader s(r.get("shape", true), r.field("shape"), file);
-    AttentionShape& a = m.attention;
-    a.batch = s.integer("batch", 1, false, 1);
-    a.heads = s.integer("heads", 0, true, 1);
-    a.kv_heads = s.integer("kv_heads", a.heads, false, 1);
-    a.seq_q = s.integer("seq_q", 0, true, 1);
-    a.seq_kv = s.integer("seq_kv", a.seq_q, false, 1);
-    a.head_dim = s.integer("head_dim", 0, true, 1);
-    a.causal = s.boolean("causal", false, true);
-    s.finish();
-    if (a.heads % a.kv_heads != 0) {
-      throw InputError({file, 0, 0}, r.field("shape.kv_heads"), "must divide heads (" + std::to_string(a.heads) + ")");
-    }
-  } else if (m.op == MeasuredOp::memory_kernel) {
-    const std::string kernel = r.string("kernel", "", true);
-    const auto k = kernel_class_from_string(kernel);
-    if (!k) r.fail("kernel", "unknown kernel class '" + kernel + "'; expected one of " + kernel_class_names());
-    m.kernel = *k;
-    m.dtype = read_dtype(r);
-    ObjectReader s(r.get("shape", true), r.field("shape"), file);
-    m.rows = s.integer("rows", 0, true, 1);
-    m.cols = s.integer("cols", 1, false, 1);
-    m.bytes = s.number("bytes", 0, true, 1.0);
-    s.finish();
-  } else if (is_memory(m.op)) {
-    m.dtype = read_dtype(r);
-    ObjectReader s(r.get("shape", true), r.field("shape"), file);
-    m.bytes = s.number("bytes", 0, true, 1.0);
-    s.finish();
-  } else if (is_collective(m.op)) {
-    m.dtype = read_dtype(r);
-    ObjectReader s(r.get("shape", true), r.field("shape"), file);
-    m.bytes = s.number("bytes", 0, true, 0.0);
-    m.ranks = static_cast<int>(s.integer("ranks", 0, true, 1));
-    m.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
-    s.finish();
-    if (m.nodes > m.ranks) {
-      throw InputError({file, 0, 0}, r.field("shape.nodes"),
-                       "more nodes (" + std::to_string(m.nodes) + ") than ranks (" + std::to_string(m.ranks) + ")");
-    }
-    m.algbw = r.number("algbw", 0, false, 0.0);
-    m.busbw = r.number("busbw", 0, false, 0.0);
-  } else if (m.op == MeasuredOp::power) {
-    m.phase = r.string("phase", "", true);
-    if (m.phase != "idle" && m.phase != "gemm" && m.phase != "memory") {
-      r.fail("phase", "expected idle, gemm or memory, got '" + m.phase + "'");
-    }
-    m.watts = r.number("watts", 0, true, 0.0);
-    m.samples = static_cast<int>(r.integer("samples", 0, false, 0));
-    m.rate = r.number("rate", 0, false, 0.0);  // gemm phase: sustained FLOP/s (absent in older files)
+  return *parsed;
+}
+
+// GEMM: dtype and shape {m, n, k, batch}.
+void read_gemm_fields(ObjectReader& r, Measurement& m) {
+  m.dtype = read_dtype(r);
+  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  m.gemm.m = s.integer("m", 0, true, 1);
+  m.gemm.n = s.integer("n", 0, true, 1);
+  m.gemm.k = s.integer("k", 0, true, 1);
+  m.gemm.batch = s.integer("batch", 1, false, 1);
+  s.finish();
+}
+
+// Attention forward/backward: dtype, impl (fused or unfused) and shape; kv_heads must divide heads.
+void read_attention_fields(ObjectReader& r, Measurement& m) {
+  m.dtype = read_dtype(r);
+  const std::string impl = r.string("impl", "", true);
+  if (impl != "fused" && impl != "unfused") r.fail("impl", "expected 'fused' or 'unfused', got '" + impl + "'");
+  m.impl = impl == "fused" ? AttentionImpl::fused : AttentionImpl::unfused;
+  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  AttentionShape& a = m.attention;
+  a.batch = s.integer("batch", 1, false, 1);
+  a.heads = s.integer("heads", 0, true, 1);
+  a.kv_heads = s.integer("kv_heads", a.heads, false, 1);
+  a.seq_q = s.integer("seq_q", 0, true, 1);
+  a.seq_kv = s.integer("seq_kv", a.seq_q, false, 1);
+  a.head_dim = s.integer("head_dim", 0, true, 1);
+  a.causal = s.boolean("causal", false, true);
+  s.finish();
+  if (a.heads % a.kv_heads != 0) {
+    throw InputError({r.file(), 0, 0}, r.field("shape.kv_heads"), "must divide heads (" + std::to_string(a.heads) + ")");
   }
+}
+
+// A memory-bound kernel class: kernel, dtype and shape {rows, cols, bytes}.
+void read_memory_kernel_fields(ObjectReader& r, Measurement& m) {
+  const std::string kernel = r.string("kernel", "", true);
+  const auto k = kernel_class_from_string(kernel);
+  if (!k) r.fail("kernel", "unknown kernel class '" + kernel + "'; expected one of " + kernel_class_names());
+  m.kernel = *k;
+  m.dtype = read_dtype(r);
+  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  m.rows = s.integer("rows", 0, true, 1);
+  m.cols = s.integer("cols", 1, false, 1);
+  m.bytes = s.number("bytes", 0, true, 1.0);
+  s.finish();
+}
+
+// The STREAM-style memory ops: dtype and shape {bytes}.
+void read_memory_fields(ObjectReader& r, Measurement& m) {
+  m.dtype = read_dtype(r);
+  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  m.bytes = s.number("bytes", 0, true, 1.0);
+  s.finish();
+}
+
+// A collective: dtype, shape {bytes, ranks, nodes <= ranks} and the nccl-tests bandwidths.
+void read_collective_fields(ObjectReader& r, Measurement& m) {
+  m.dtype = read_dtype(r);
+  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  m.bytes = s.number("bytes", 0, true, 0.0);
+  m.ranks = static_cast<int>(s.integer("ranks", 0, true, 1));
+  m.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
+  s.finish();
+  if (m.nodes > m.ranks) {
+    throw InputError({r.file(), 0, 0}, r.field("shape.nodes"),
+                     "more nodes (" + std::to_string(m.nodes) + ") than ranks (" + std::to_string(m.ranks) + ")");
+  }
+  m.algbw = r.number("algbw", 0, false, 0.0);
+  m.busbw = r.number("busbw", 0, false, 0.0);
+}
+
+// A power sample: phase (idle, gemm or memory), watts, samples and the gemm phase's rate.
+void read_power_fields(ObjectReader& r, Measurement& m) {
+  m.phase = r.string("phase", "", true);
+  if (m.phase != "idle" && m.phase != "gemm" && m.phase != "memory") {
+    r.fail("phase", "expected idle, gemm or memory, got '" + m.phase + "'");
+  }
+  m.watts = r.number("watts", 0, true, 0.0);
+  m.samples = static_cast<int>(r.integer("samples", 0, false, 0));
+  m.rate = r.number("rate", 0, false, 0.0);  // gemm phase: sustained FLOP/s (absent in older files)
+}
+
+Measurement read_measurement(const json& j, const std::string& path, const std::string& file) {
+  ObjectReader r(j, path, file);
+  Measurement m;
+  m.op = read_op(r);
+  m.label = r.string("label", "");
+  if (m.op == MeasuredOp::gemm) read_gemm_fields(r, m);
+  else if (is_attention(m.op)) read_attention_fields(r, m);
+  else if (m.op == MeasuredOp::memory_kernel) read_memory_kernel_fields(r, m);
+  else if (is_memory(m.op)) read_memory_fields(r, m);
+  else if (is_collective(m.op)) read_collective_fields(r, m);
+  else if (m.op == MeasuredOp::power) read_power_fields(r, m);
   m.time = read_stats(r, "time", m.op != MeasuredOp::power);
   if (m.op != MeasuredOp::power && m.time.median <= 0) {
     throw InputError({file, 0, 0}, r.field("time.median"), "must be positive");
@@ -249,6 +276,98 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
   return m;
 }
 
+// "schema" must be present and name this trainplan's measurements version.
+std::string read_schema(ObjectReader& r, const json& j) {
+  if (!j.contains("schema")) {
+    r.fail("schema", std::string("missing: not a trainplan measurements file (expected \"schema\": \"") +
+                         kMeasurementsSchema + "\")");
+  }
+  std::string schema = r.string("schema", "", true);
+  if (schema != kMeasurementsSchema) {
+    if (schema.rfind("trainplan-measurements/", 0) == 0) {
+      r.fail("schema", "unsupported version '" + schema + "'; this trainplan reads " + kMeasurementsSchema);
+    }
+    r.fail("schema", "'" + schema + "' is not a trainplan measurements file (expected " + kMeasurementsSchema + ")");
+  }
+  return schema;
+}
+
+void read_device(ObjectReader& r, DeviceInfo& v) {
+  ObjectReader d(r.get("device", true), "device", r.file());
+  v.name = d.string("name", "", true);
+  v.gpu_key = d.string("gpu_key", "");
+  v.compute_capability = d.string("compute_capability", "");
+  v.count = static_cast<int>(d.integer("count", 1));
+  v.sm_count = static_cast<int>(d.integer("sm_count", 0));
+  v.memory_bytes = d.number("memory_bytes", 0, false, 0.0);
+  v.l2_bytes = d.number("l2_bytes", 0, false, 0.0);
+  v.sm_clock_max_mhz = d.number("sm_clock_max_mhz", 0, false, 0.0);
+  v.memory_clock_max_mhz = d.number("memory_clock_max_mhz", 0, false, 0.0);
+  v.hostname = d.string("hostname", "");
+  d.finish();
+}
+
+void read_software(ObjectReader& r, SoftwareInfo& v) {
+  if (!r.has("software")) return;
+  ObjectReader s(r.get("software", true), "software", r.file());
+  v.trainplan = s.string("trainplan", "");
+  v.driver = s.string("driver", "");
+  v.cuda_driver = s.string("cuda_driver", "");
+  v.cuda_runtime = s.string("cuda_runtime", "");
+  v.cublas = s.string("cublas", "");
+  v.cudnn = s.string("cudnn", "");
+  v.nccl = s.string("nccl", "");
+  s.finish();
+}
+
+void read_settings(ObjectReader& r, RunSettings& v) {
+  if (!r.has("settings")) return;
+  ObjectReader s(r.get("settings", true), "settings", r.file());
+  v.suites = s.strings("suites");
+  v.scenario = s.string("scenario", "");
+  v.policy.warmup = static_cast<int>(s.integer("warmup", v.policy.warmup));
+  v.policy.min_reps = static_cast<int>(s.integer("min_reps", v.policy.min_reps));
+  v.policy.max_reps = static_cast<int>(s.integer("max_reps", v.policy.max_reps));
+  v.policy.target_spread = s.number("target_spread", v.policy.target_spread, false, 0.0);
+  v.policy.max_seconds = s.number("max_seconds", v.policy.max_seconds, false, 0.0);
+  v.l2_flush = s.boolean("l2_flush", true);
+  v.ranks = static_cast<int>(s.integer("ranks", 1, false, 1));
+  v.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
+  v.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 1, false, 1));
+  s.finish();
+}
+
+void read_clocks(ObjectReader& r, ClockReport& v) {
+  if (!r.has("clocks")) return;
+  ObjectReader c(r.get("clocks", true), "clocks", r.file());
+  v.sm_mhz_min = c.number("sm_mhz_min", 0, false, 0.0);
+  v.sm_mhz_max = c.number("sm_mhz_max", 0, false, 0.0);
+  v.memory_mhz = c.number("memory_mhz", 0, false, 0.0);
+  v.temperature_c_max = c.number("temperature_c_max", 0);
+  v.throttle_reasons = c.strings("throttle_reasons");
+  c.finish();
+}
+
+// The cases the runner skipped (op, label, shape, reason).
+void read_skipped(ObjectReader& r, std::vector<SkippedCase>& out) {
+  if (!r.has("skipped")) return;
+  const json& sk = r.get("skipped", true);
+  if (!sk.is_array()) r.fail("skipped", std::string("expected an array, got ") + type_name(sk));
+  for (size_t i = 0; i < sk.size(); ++i) {
+    ObjectReader s(sk[i], "skipped[" + std::to_string(i) + "]", r.file());
+    SkippedCase c;
+    const std::string op = s.string("op", "", true);
+    auto parsed = measured_op_from_string(op);
+    if (!parsed) s.fail("op", "unknown op '" + op + "'");
+    c.op = *parsed;
+    c.label = s.string("label", "");
+    c.shape = s.string("shape", "");
+    c.reason = s.string("reason", "", true);
+    s.finish();
+    out.push_back(c);
+  }
+}
+
 }  // namespace
 
 Measurements measurements_from_json(const nlohmann::json& j, const std::string& file) {
@@ -257,93 +376,18 @@ Measurements measurements_from_json(const nlohmann::json& j, const std::string& 
   }
   ObjectReader r(j, "", file);
   Measurements m;
-  if (!j.contains("schema")) {
-    r.fail("schema", std::string("missing: not a trainplan measurements file (expected \"schema\": \"") +
-                         kMeasurementsSchema + "\")");
-  }
-  m.schema = r.string("schema", "", true);
-  if (m.schema != kMeasurementsSchema) {
-    if (m.schema.rfind("trainplan-measurements/", 0) == 0) {
-      r.fail("schema", "unsupported version '" + m.schema + "'; this trainplan reads " + kMeasurementsSchema);
-    }
-    r.fail("schema", "'" + m.schema + "' is not a trainplan measurements file (expected " + kMeasurementsSchema + ")");
-  }
+  m.schema = read_schema(r, j);
   m.created = r.string("created", "");
-  {
-    ObjectReader d(r.get("device", true), "device", file);
-    DeviceInfo& v = m.device;
-    v.name = d.string("name", "", true);
-    v.gpu_key = d.string("gpu_key", "");
-    v.compute_capability = d.string("compute_capability", "");
-    v.count = static_cast<int>(d.integer("count", 1));
-    v.sm_count = static_cast<int>(d.integer("sm_count", 0));
-    v.memory_bytes = d.number("memory_bytes", 0, false, 0.0);
-    v.l2_bytes = d.number("l2_bytes", 0, false, 0.0);
-    v.sm_clock_max_mhz = d.number("sm_clock_max_mhz", 0, false, 0.0);
-    v.memory_clock_max_mhz = d.number("memory_clock_max_mhz", 0, false, 0.0);
-    v.hostname = d.string("hostname", "");
-    d.finish();
-  }
-  if (r.has("software")) {
-    ObjectReader s(r.get("software", true), "software", file);
-    SoftwareInfo& v = m.software;
-    v.trainplan = s.string("trainplan", "");
-    v.driver = s.string("driver", "");
-    v.cuda_driver = s.string("cuda_driver", "");
-    v.cuda_runtime = s.string("cuda_runtime", "");
-    v.cublas = s.string("cublas", "");
-    v.cudnn = s.string("cudnn", "");
-    v.nccl = s.string("nccl", "");
-    s.finish();
-  }
-  if (r.has("settings")) {
-    ObjectReader s(r.get("settings", true), "settings", file);
-    RunSettings& v = m.settings;
-    v.suites = s.strings("suites");
-    v.scenario = s.string("scenario", "");
-    v.policy.warmup = static_cast<int>(s.integer("warmup", v.policy.warmup));
-    v.policy.min_reps = static_cast<int>(s.integer("min_reps", v.policy.min_reps));
-    v.policy.max_reps = static_cast<int>(s.integer("max_reps", v.policy.max_reps));
-    v.policy.target_spread = s.number("target_spread", v.policy.target_spread, false, 0.0);
-    v.policy.max_seconds = s.number("max_seconds", v.policy.max_seconds, false, 0.0);
-    v.l2_flush = s.boolean("l2_flush", true);
-    v.ranks = static_cast<int>(s.integer("ranks", 1, false, 1));
-    v.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
-    v.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 1, false, 1));
-    s.finish();
-  }
-  if (r.has("clocks")) {
-    ObjectReader c(r.get("clocks", true), "clocks", file);
-    ClockReport& v = m.clocks;
-    v.sm_mhz_min = c.number("sm_mhz_min", 0, false, 0.0);
-    v.sm_mhz_max = c.number("sm_mhz_max", 0, false, 0.0);
-    v.memory_mhz = c.number("memory_mhz", 0, false, 0.0);
-    v.temperature_c_max = c.number("temperature_c_max", 0);
-    v.throttle_reasons = c.strings("throttle_reasons");
-    c.finish();
-  }
+  read_device(r, m.device);
+  read_software(r, m.software);
+  read_settings(r, m.settings);
+  read_clocks(r, m.clocks);
   const json& items = r.get("measurements", true);
   if (!items.is_array()) r.fail("measurements", std::string("expected an array, got ") + type_name(items));
   for (size_t i = 0; i < items.size(); ++i) {
     m.items.push_back(read_measurement(items[i], "measurements[" + std::to_string(i) + "]", file));
   }
-  if (r.has("skipped")) {
-    const json& sk = r.get("skipped", true);
-    if (!sk.is_array()) r.fail("skipped", std::string("expected an array, got ") + type_name(sk));
-    for (size_t i = 0; i < sk.size(); ++i) {
-      ObjectReader s(sk[i], "skipped[" + std::to_string(i) + "]", file);
-      SkippedCase c;
-      const std::string op = s.string("op", "", true);
-      auto parsed = measured_op_from_string(op);
-      if (!parsed) s.fail("op", "unknown op '" + op + "'");
-      c.op = *parsed;
-      c.label = s.string("label", "");
-      c.shape = s.string("shape", "");
-      c.reason = s.string("reason", "", true);
-      s.finish();
-      m.skipped.push_back(c);
-    }
-  }
+  read_skipped(r, m.skipped);
   r.finish();
   return m;
 }
