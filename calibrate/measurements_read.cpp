@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "input_file.h"
+#include "json_object_reader.h"
 #include "yaml_reader.h"
 
 namespace tp {
@@ -24,119 +25,13 @@ using nlohmann::json;
 
 namespace {
 
-const char* type_name(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    default: return "an unknown value";
-  }
-}
-
-// A JSON object read field by field; every key not asked for is an error (with a "did you mean").
-class ObjectReader {
- public:
-  ObjectReader(const json& j, std::string path, const std::string& file) : j_(j), path_(std::move(path)), file_(file) {
-    if (!j_.is_object()) fail_here(std::string("expected an object, got ") + type_name(j_));
-  }
-
-  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw InputError({file_, 0, 0}, field(key), message);
-  }
-  [[noreturn]] void fail_here(const std::string& message) const { throw InputError({file_, 0, 0}, path_, message); }
-
-  bool has(const std::string& key) {
-    known_.push_back(key);
-    return j_.contains(key);
-  }
-
-  const json& get(const std::string& key, bool required) {
-    static const json kNull;
-    if (!has(key)) {
-      if (required) fail(key, "missing (required)");
-      return kNull;
-    }
-    return j_.at(key);
-  }
-
-  double number(const std::string& key, double def, bool required = false, double min = -1e300) {
-    const json& v = get(key, required);
-    if (v.is_null() && !j_.contains(key)) return def;
-    if (!v.is_number()) fail(key, std::string("expected a number, got ") + type_name(v));
-    const double x = v.get<double>();
-    if (!(x >= min)) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
-    return x;
-  }
-
-  std::int64_t integer(const std::string& key, std::int64_t def, bool required = false, std::int64_t min = 0) {
-    const json& v = get(key, required);
-    if (v.is_null() && !j_.contains(key)) return def;
-    if (!v.is_number_integer()) fail(key, std::string("expected an integer, got ") + type_name(v));
-    const std::int64_t x = v.get<std::int64_t>();
-    if (x < min) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
-    return x;
-  }
-
-  bool boolean(const std::string& key, bool def, bool required = false) {
-    const json& v = get(key, required);
-    if (v.is_null() && !j_.contains(key)) return def;
-    if (!v.is_boolean()) fail(key, std::string("expected true or false, got ") + type_name(v));
-    return v.get<bool>();
-  }
-
-  std::string string(const std::string& key, const std::string& def, bool required = false) {
-    const json& v = get(key, required);
-    if (v.is_null() && !j_.contains(key)) return def;
-    if (!v.is_string()) fail(key, std::string("expected a string, got ") + type_name(v));
-    return v.get<std::string>();
-  }
-
-  std::vector<std::string> strings(const std::string& key) {
-    const json& v = get(key, false);
-    std::vector<std::string> out;
-    if (v.is_null() && !j_.contains(key)) return out;
-    if (!v.is_array()) fail(key, std::string("expected an array of strings, got ") + type_name(v));
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string()) {
-        throw InputError({file_, 0, 0}, field(key) + "[" + std::to_string(i) + "]",
-                         std::string("expected a string, got ") + type_name(v[i]));
-      }
-      out.push_back(v[i].get<std::string>());
-    }
-    return out;
-  }
-
-  void finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
-      const std::string hint = closest_key(it.key(), known_);
-      fail(it.key(), "unknown key" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
-    }
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  const json& j_;
-  std::string path_;
-  const std::string& file_;
-  std::vector<std::string> known_;
-};
-
-TimeStats read_stats(ObjectReader& parent, const std::string& key, bool required) {
+TimeStats read_stats(JsonObjectReader& parent, const std::string& key, bool required) {
   TimeStats t;
   if (!parent.has(key)) {
     if (required) parent.fail(key, "missing (required)");
     return t;
   }
-  ObjectReader r(parent.get(key, true), parent.field(key), parent.file());
+  JsonObjectReader r(parent.get(key, true), parent.field(key), parent.file());
   t.median = r.number("median", 0, true, 0.0);
   t.mean = r.number("mean", t.median, false, 0.0);
   t.min = r.number("min", t.median, false, 0.0);
@@ -150,7 +45,7 @@ TimeStats read_stats(ObjectReader& parent, const std::string& key, bool required
   return t;
 }
 
-Precision read_dtype(ObjectReader& r) {
+Precision read_dtype(JsonObjectReader& r) {
   const std::string s = r.string("dtype", "", true);
   auto p = precision_from_string(s);
   if (!p) {
@@ -163,7 +58,7 @@ Precision read_dtype(ObjectReader& r) {
   return *p;
 }
 
-MeasuredOp read_op(ObjectReader& r) {
+MeasuredOp read_op(JsonObjectReader& r) {
   const std::string op = r.string("op", "", true);
   auto parsed = measured_op_from_string(op);
   if (!parsed) {
@@ -174,9 +69,9 @@ MeasuredOp read_op(ObjectReader& r) {
 }
 
 // GEMM: dtype and shape {m, n, k, batch}.
-void read_gemm_fields(ObjectReader& r, Measurement& m) {
+void read_gemm_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
-  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   m.gemm.m = s.integer("m", 0, true, 1);
   m.gemm.n = s.integer("n", 0, true, 1);
   m.gemm.k = s.integer("k", 0, true, 1);
@@ -185,12 +80,12 @@ void read_gemm_fields(ObjectReader& r, Measurement& m) {
 }
 
 // Attention forward/backward: dtype, impl (fused or unfused) and shape; kv_heads must divide heads.
-void read_attention_fields(ObjectReader& r, Measurement& m) {
+void read_attention_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
   const std::string impl = r.string("impl", "", true);
   if (impl != "fused" && impl != "unfused") r.fail("impl", "expected 'fused' or 'unfused', got '" + impl + "'");
   m.impl = impl == "fused" ? AttentionImpl::fused : AttentionImpl::unfused;
-  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   AttentionShape& a = m.attention;
   a.batch = s.integer("batch", 1, false, 1);
   a.heads = s.integer("heads", 0, true, 1);
@@ -206,13 +101,13 @@ void read_attention_fields(ObjectReader& r, Measurement& m) {
 }
 
 // A memory-bound kernel class: kernel, dtype and shape {rows, cols, bytes}.
-void read_memory_kernel_fields(ObjectReader& r, Measurement& m) {
+void read_memory_kernel_fields(JsonObjectReader& r, Measurement& m) {
   const std::string kernel = r.string("kernel", "", true);
   const auto k = kernel_class_from_string(kernel);
   if (!k) r.fail("kernel", "unknown kernel class '" + kernel + "'; expected one of " + kernel_class_names());
   m.kernel = *k;
   m.dtype = read_dtype(r);
-  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   m.rows = s.integer("rows", 0, true, 1);
   m.cols = s.integer("cols", 1, false, 1);
   m.bytes = s.number("bytes", 0, true, 1.0);
@@ -220,17 +115,17 @@ void read_memory_kernel_fields(ObjectReader& r, Measurement& m) {
 }
 
 // The STREAM-style memory ops: dtype and shape {bytes}.
-void read_memory_fields(ObjectReader& r, Measurement& m) {
+void read_memory_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
-  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   m.bytes = s.number("bytes", 0, true, 1.0);
   s.finish();
 }
 
 // A collective: dtype, shape {bytes, ranks, nodes <= ranks} and the nccl-tests bandwidths.
-void read_collective_fields(ObjectReader& r, Measurement& m) {
+void read_collective_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
-  ObjectReader s(r.get("shape", true), r.field("shape"), r.file());
+  JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   m.bytes = s.number("bytes", 0, true, 0.0);
   m.ranks = static_cast<int>(s.integer("ranks", 0, true, 1));
   m.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
@@ -244,7 +139,7 @@ void read_collective_fields(ObjectReader& r, Measurement& m) {
 }
 
 // A power sample: phase (idle, gemm or memory), watts, samples and the gemm phase's rate.
-void read_power_fields(ObjectReader& r, Measurement& m) {
+void read_power_fields(JsonObjectReader& r, Measurement& m) {
   m.phase = r.string("phase", "", true);
   if (m.phase != "idle" && m.phase != "gemm" && m.phase != "memory") {
     r.fail("phase", "expected idle, gemm or memory, got '" + m.phase + "'");
@@ -255,7 +150,7 @@ void read_power_fields(ObjectReader& r, Measurement& m) {
 }
 
 Measurement read_measurement(const json& j, const std::string& path, const std::string& file) {
-  ObjectReader r(j, path, file);
+  JsonObjectReader r(j, path, file);
   Measurement m;
   m.op = read_op(r);
   m.label = r.string("label", "");
@@ -277,7 +172,7 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
 }
 
 // "schema" must be present and name this trainplan's measurements version.
-std::string read_schema(ObjectReader& r, const json& j) {
+std::string read_schema(JsonObjectReader& r, const json& j) {
   if (!j.contains("schema")) {
     r.fail("schema", std::string("missing: not a trainplan measurements file (expected \"schema\": \"") +
                          kMeasurementsSchema + "\")");
@@ -292,8 +187,8 @@ std::string read_schema(ObjectReader& r, const json& j) {
   return schema;
 }
 
-void read_device(ObjectReader& r, DeviceInfo& v) {
-  ObjectReader d(r.get("device", true), "device", r.file());
+void read_device(JsonObjectReader& r, DeviceInfo& v) {
+  JsonObjectReader d(r.get("device", true), "device", r.file());
   v.name = d.string("name", "", true);
   v.gpu_key = d.string("gpu_key", "");
   v.compute_capability = d.string("compute_capability", "");
@@ -307,9 +202,9 @@ void read_device(ObjectReader& r, DeviceInfo& v) {
   d.finish();
 }
 
-void read_software(ObjectReader& r, SoftwareInfo& v) {
+void read_software(JsonObjectReader& r, SoftwareInfo& v) {
   if (!r.has("software")) return;
-  ObjectReader s(r.get("software", true), "software", r.file());
+  JsonObjectReader s(r.get("software", true), "software", r.file());
   v.trainplan = s.string("trainplan", "");
   v.driver = s.string("driver", "");
   v.cuda_driver = s.string("cuda_driver", "");
@@ -320,9 +215,9 @@ void read_software(ObjectReader& r, SoftwareInfo& v) {
   s.finish();
 }
 
-void read_settings(ObjectReader& r, RunSettings& v) {
+void read_settings(JsonObjectReader& r, RunSettings& v) {
   if (!r.has("settings")) return;
-  ObjectReader s(r.get("settings", true), "settings", r.file());
+  JsonObjectReader s(r.get("settings", true), "settings", r.file());
   v.suites = s.strings("suites");
   v.scenario = s.string("scenario", "");
   v.policy.warmup = static_cast<int>(s.integer("warmup", v.policy.warmup));
@@ -337,9 +232,9 @@ void read_settings(ObjectReader& r, RunSettings& v) {
   s.finish();
 }
 
-void read_clocks(ObjectReader& r, ClockReport& v) {
+void read_clocks(JsonObjectReader& r, ClockReport& v) {
   if (!r.has("clocks")) return;
-  ObjectReader c(r.get("clocks", true), "clocks", r.file());
+  JsonObjectReader c(r.get("clocks", true), "clocks", r.file());
   v.sm_mhz_min = c.number("sm_mhz_min", 0, false, 0.0);
   v.sm_mhz_max = c.number("sm_mhz_max", 0, false, 0.0);
   v.memory_mhz = c.number("memory_mhz", 0, false, 0.0);
@@ -349,12 +244,12 @@ void read_clocks(ObjectReader& r, ClockReport& v) {
 }
 
 // The cases the runner skipped (op, label, shape, reason).
-void read_skipped(ObjectReader& r, std::vector<SkippedCase>& out) {
+void read_skipped(JsonObjectReader& r, std::vector<SkippedCase>& out) {
   if (!r.has("skipped")) return;
   const json& sk = r.get("skipped", true);
-  if (!sk.is_array()) r.fail("skipped", std::string("expected an array, got ") + type_name(sk));
+  if (!sk.is_array()) r.fail("skipped", std::string("expected an array, got ") + json_type_name(sk));
   for (size_t i = 0; i < sk.size(); ++i) {
-    ObjectReader s(sk[i], "skipped[" + std::to_string(i) + "]", r.file());
+    JsonObjectReader s(sk[i], "skipped[" + std::to_string(i) + "]", r.file());
     SkippedCase c;
     const std::string op = s.string("op", "", true);
     auto parsed = measured_op_from_string(op);
@@ -372,9 +267,9 @@ void read_skipped(ObjectReader& r, std::vector<SkippedCase>& out) {
 
 Measurements measurements_from_json(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object()) {
-    throw InputError({file, 0, 0}, "", std::string("expected a JSON object at the top, got ") + type_name(j));
+    throw InputError({file, 0, 0}, "", std::string("expected a JSON object at the top, got ") + json_type_name(j));
   }
-  ObjectReader r(j, "", file);
+  JsonObjectReader r(j, "", file);
   Measurements m;
   m.schema = read_schema(r, j);
   m.created = r.string("created", "");
@@ -383,7 +278,7 @@ Measurements measurements_from_json(const nlohmann::json& j, const std::string& 
   read_settings(r, m.settings);
   read_clocks(r, m.clocks);
   const json& items = r.get("measurements", true);
-  if (!items.is_array()) r.fail("measurements", std::string("expected an array, got ") + type_name(items));
+  if (!items.is_array()) r.fail("measurements", std::string("expected an array, got ") + json_type_name(items));
   for (size_t i = 0; i < items.size(); ++i) {
     m.items.push_back(read_measurement(items[i], "measurements[" + std::to_string(i) + "]", file));
   }
