@@ -137,14 +137,16 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
   return e;
 }
 
-void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
+// `flatten`: the sweep's hot path is compiled as one function again, as before the split into files
+// (they are compiled as one unit, planner/CMakeLists.txt).
+[[gnu::flatten]] void estimate_into(const Scenario& s, const OpGraph& g, Estimate& e) {
   reset_keeping_capacity(e);
   e.micro_batches = s.micro_batches();
   e.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.sequence_length);
   count_parameters(s, g, e);
   count_flops(s, g, e);
 
-  const StageMemoryInputs in = stage_memory_inputs(s, g);
+  const StageMemoryInputs in = stage_memory_inputs(s, g, e.micro_batches);
   e.capacity = s.cluster.gpu.memory;
   e.usable = Bytes(e.capacity.value * (1.0 - s.memory.headroom));
   e.stages.reserve(static_cast<size_t>(s.parallel.pp));

@@ -107,7 +107,7 @@ struct StageMemoryInputs {
   std::int64_t micro_batches = 0;  // per replica per step
   const FrameworkRules* framework = nullptr;
 };
-StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g);
+StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::int64_t micro_batches);
 
 MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int stage);
 

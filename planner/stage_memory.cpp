@@ -70,7 +70,7 @@ void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInput
 
 }  // namespace
 
-StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g) {
+StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::int64_t micro_batches) {
   StageMemoryInputs in;
   in.layout = shard_layout(s);
   in.params = model_param_shares(s, g, in.layout);
@@ -80,7 +80,7 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g) {
   in.framework = &framework_rules(s.training.framework);
   in.gathered_params = zero3_gathered_params(*in.framework, g.layer, in.layout, in.params.layer.total(),
                                              s.memory.zero3_prefetch_layers);
-  in.micro_batches = s.micro_batches();
+  in.micro_batches = micro_batches;
   return in;
 }
 
