@@ -1,0 +1,131 @@
+// Activation memory of one GPU: the bytes an op list saves for backward (Korthikanti et al. 2022),
+// how many micro-batches a pipeline stage holds at its peak, and recompute / activation offload.
+// Formulas and sources: docs/model.md, "Memory".
+#include <algorithm>
+#include <cmath>
+
+#include "estimate_parts.h"
+
+namespace tp {
+namespace {
+
+// Activation bytes of an op list for one micro-batch on one GPU; `drop_scores` leaves out
+// what selective recompute discards.
+double saved_of(const std::vector<Op>& ops, const ShardLayout& l, bool drop_scores) {
+  double bytes = 0;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::collective || (drop_scores && op.attention_scores)) continue;
+    bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
+  }
+  return bytes * l.b / l.cp;
+}
+
+double scores_of(const std::vector<Op>& ops, const ShardLayout& l) {
+  double bytes = 0;
+  for (const Op& op : ops) {
+    if (op.attention_scores) bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
+  }
+  return bytes * l.b / l.cp;
+}
+
+// Working memory beyond the saved bytes at the forward (or backward) peak of an op list.
+double working_of(const std::vector<Op>& ops, const ShardLayout& l, bool backward) {
+  double bytes = 0;
+  for (const Op& op : ops) {
+    bytes += tp_share(backward ? op.working_backward : op.working_forward, op.saved_split, l.tp, l.sp);
+  }
+  return bytes * l.b / l.cp;
+}
+
+// The loss's largest single tensor (its saved fp32 log-probabilities or 16-bit logits) on one GPU.
+double largest_loss_block(const std::vector<Op>& head, const ShardLayout& l) {
+  double bytes = 0;
+  for (const Op& op : head) {
+    if (op.kind == OpKind::loss) bytes = std::max(bytes, tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp));
+  }
+  return bytes * l.b / l.cp;
+}
+
+// (chunk, micro-batch) activation sets a stage holds at its peak, and layers per chunk.
+// GPipe: all m; 1F1B and ZB-H1: p - i (Narayanan et al. 2021; Qi et al. 2023 keep 1F1B's peak);
+// interleaved: Megatron's warm-up 2(p - i - 1) + (v - 1)p plus the one in steady state, which for
+// stage 0 gives Korthikanti's factor L(1 + (p - 1)/(p v)).
+double in_flight_chunks(const ParallelSpec& p, int stage, std::int64_t m) {
+  const double md = static_cast<double>(m);
+  if (p.pp == 1) return 1.0;
+  switch (p.schedule) {
+    case Schedule::gpipe: return md;
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: return std::min<double>(p.pp - stage, md);
+    case Schedule::interleaved:
+      return std::min<double>(md * p.vpp, 2.0 * (p.pp - stage - 1) + (p.vpp - 1.0) * p.pp + 1.0);
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+bool recomputes_layers(const ParallelSpec& p) {
+  return p.recompute.mode == RecomputeMode::full || p.recompute.mode == RecomputeMode::every;
+}
+
+Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
+  const ShardLayout l = shard_layout(s);
+  switch (s.parallel.recompute.mode) {
+    case RecomputeMode::none: return Bytes(saved_of(g.layer, l, false));
+    case RecomputeMode::selective: return Bytes(saved_of(g.layer, l, true));
+    case RecomputeMode::full:
+    case RecomputeMode::every:
+      return Bytes(tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp);
+  }
+  return Bytes(0);
+}
+
+ActivationInputs activation_inputs(const Scenario& s, const OpGraph& g, const ShardLayout& l) {
+  ActivationInputs a;
+  a.layer_full = saved_of(g.layer, l, false);
+  a.layer_kept = layer_activation_bytes(s, g).value;
+  a.layer_scores = scores_of(g.layer, l);
+  a.embedding = saved_of(g.embedding, l, false);
+  a.head = saved_of(g.head, l, false);
+  a.boundary = tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+  a.head_work_forward = working_of(g.head, l, false);
+  a.head_work_backward = working_of(g.head, l, true);
+  if (recomputes_layers(s.parallel)) a.largest_loss_block = largest_loss_block(g.head, l);
+  return a;
+}
+
+StageActivations stage_activations(const ParallelSpec& p, const ActivationInputs& a, int stage, int layers,
+                                   std::int64_t micro_batches) {
+  // The sets stored for the in-flight micro-batches. What recompute rebuilds during one layer's (or
+  // segment's) backward is transient and counted with the buffers.
+  const double chunks = in_flight_chunks(p, stage, micro_batches);
+  const int v = p.schedule == Schedule::interleaved ? p.vpp : 1;
+  const double chunk_layers = static_cast<double>(layers) / v;
+  StageActivations st;
+  switch (p.recompute.mode) {
+    case RecomputeMode::none: st.stored = chunks * chunk_layers * a.layer_full; break;
+    case RecomputeMode::selective:
+      st.stored = chunks * chunk_layers * a.layer_kept;
+      st.recompute_working_set = a.layer_scores;
+      break;
+    case RecomputeMode::full:
+    case RecomputeMode::every: {
+      const int k = p.recompute.mode == RecomputeMode::full ? 1 : p.recompute.every;
+      st.stored = chunks * std::ceil(chunk_layers / k) * a.layer_kept;
+      st.recompute_working_set = std::min<double>(k, chunk_layers) * a.layer_full;
+      break;
+    }
+  }
+  // Activation offload (DeepSpeed cpu_checkpointing): the checkpointed layer inputs wait on the host.
+  if (p.offload_activations == OffloadTarget::cpu && recomputes_layers(p)) {
+    st.offloaded = st.stored;
+    st.stored = 0;
+  }
+  st.in_flight = chunks / v;
+  if (stage == 0) st.stored += st.in_flight * a.embedding;
+  if (stage == p.pp - 1) st.stored += (p.pp > 1 ? st.in_flight : 1.0) * a.head;
+  return st;
+}
+
+}  // namespace tp

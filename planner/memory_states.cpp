@@ -1,0 +1,130 @@
+// Model states of one GPU: the parameters it holds and the bytes of its weights, gradients, master
+// weights and optimizer states, sharded by ZeRO. Formulas and sources: docs/model.md, "Memory".
+#include <algorithm>
+
+#include "estimate_parts.h"
+#include "framework_rules.h"
+
+namespace tp {
+namespace {
+
+ParamShare params_of(const std::vector<Op>& ops, const ShardLayout& l) {
+  ParamShare p;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::collective) continue;  // communication entries hold no parameters
+    const double div = op.expert ? static_cast<double>(l.ep) : 1.0;
+    const double split = op.params_split / l.tp / div;
+    const double repl = op.params_replicated / div;
+    (op.expert ? p.expert : p.dense) += split + repl;
+    if (op.kind == OpKind::gemm) p.gemm += split + repl;
+    // Adafactor (Shazeer & Stern 2018): fp32 row + column statistics per matrix, full fp32
+    // second moment for vectors.
+    if (op.gemm_rows > 0) {
+      p.adafactor_state += 4.0 * op.gemm_count / div * (op.gemm_rows + op.gemm_cols / l.tp);
+      p.adafactor_state += 4.0 * repl;
+    } else {
+      p.adafactor_state += 4.0 * (split + repl);
+    }
+  }
+  return p;
+}
+
+void add(ParamShare& a, const ParamShare& b, double k = 1.0) {
+  a.dense += k * b.dense;
+  a.expert += k * b.expert;
+  a.adafactor_state += k * b.adafactor_state;
+  a.gemm += k * b.gemm;
+}
+
+// Optimizer states kept in the parameters' dtype (`same`, torch.optim's zeros_like(param)) scale with
+// its bytes; fp32 states, and the int8 states of adam8bit, do not.
+double state_scale(const TrainingSpec& t, double weight_bytes) {
+  if (t.optimizer_state_precision != StatePrecision::same || t.optimizer == Optimizer::adam8bit) return 1.0;
+  return weight_bytes / 4.0;
+}
+
+}  // namespace
+
+double optimizer_bytes_per_param(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd: return 0.0;
+    case Optimizer::momentum: return 4.0;   // fp32 velocity
+    case Optimizer::adam:
+    case Optimizer::adamw: return 8.0;      // fp32 m and v (Kingma & Ba 2015; Loshchilov & Hutter 2019)
+    case Optimizer::adafactor: return 0.0;  // shape dependent
+    case Optimizer::adam8bit: return 2.0 + 2.0 * 4.0 / 2048.0;  // int8 m, v + fp32 absmax per 2048-block (Dettmers 2022)
+    case Optimizer::lion: return 4.0;       // fp32 momentum (Chen et al. 2023)
+  }
+  return 8.0;
+}
+
+ShardLayout shard_layout(const Scenario& s) {
+  const ParallelSpec& p = s.parallel;
+  return ShardLayout{p.tp, p.cp, p.ep, p.sequence_parallel && p.tp > 1, static_cast<double>(s.training.micro_batch)};
+}
+
+ModelParamShares model_param_shares(const Scenario& s, const OpGraph& g, const ShardLayout& l) {
+  ModelParamShares shares{params_of(g.layer, l), params_of(g.embedding, l), params_of(g.head, l)};
+  if (s.model.tied_embeddings && s.parallel.pp > 1) {
+    // The last stage keeps its own copy of the word embedding for the output layer (Megatron).
+    const double v = static_cast<double>(s.model.vocab), h = static_cast<double>(s.model.hidden);
+    shares.head.dense += v * h / s.parallel.tp;
+    shares.head.adafactor_state += 4.0 * (v + h / s.parallel.tp);
+  }
+  return shares;
+}
+
+ParamShare stage_param_share(const ModelParamShares& shares, int layers, bool first, bool last) {
+  ParamShare ps;
+  add(ps, shares.layer, layers);
+  if (first) add(ps, shares.embedding);
+  if (last) add(ps, shares.head);
+  return ps;
+}
+
+StateBytesPerParam state_bytes_per_param(const Scenario& s) {
+  const TrainingSpec& t = s.training;
+  StateBytesPerParam sb;
+  sb.weights = t.autocast ? 4.0 : stored_bytes(t.precision);  // autocast keeps fp32 parameters
+  sb.gradients = element_bytes(t.grad_precision);
+  sb.master = master_bytes(t);
+  sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, sb.weights);
+  sb.dense_shard = static_cast<double>(s.parallel.dp) * s.parallel.cp;  // Megatron shards over the data x context group
+  sb.expert_shard = std::max(1.0, sb.dense_shard / s.parallel.ep);
+  return sb;
+}
+
+double zero_sharded_bytes(const StateBytesPerParam& sb, const ParamShare& ps, double bytes_per_param,
+                          bool is_sharded) {
+  return is_sharded ? ps.dense * bytes_per_param / sb.dense_shard + ps.expert * bytes_per_param / sb.expert_shard
+                    : ps.total() * bytes_per_param;
+}
+
+ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps) {
+  const int zero = s.parallel.zero;
+  ModelStates st;
+  st.weights = zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
+  st.gradients = zero_sharded_bytes(sb, ps, sb.gradients, zero >= 2);
+  st.master = zero_sharded_bytes(sb, ps, sb.master, zero >= 1);
+  st.optimizer = s.training.optimizer == Optimizer::adafactor
+                     ? (zero >= 1 ? ps.adafactor_state / sb.dense_shard : ps.adafactor_state)
+                     : zero_sharded_bytes(sb, ps, sb.optimizer, zero >= 1);
+  return st;
+}
+
+// Parameters one GPU holds gathered at once under ZeRO-3: whole layers (FSDP units: the current one and
+// `prefetch_layers` ahead), or, where the framework gathers per submodule (DeepSpeed), the largest
+// submodule plus the prefetch bucket, never more than the whole-layer count.
+double zero3_gathered_params(const FrameworkRules& fw, const std::vector<Op>& layer, const ShardLayout& l,
+                             double layer_total, int prefetch_layers) {
+  const double whole = (1.0 + prefetch_layers) * layer_total;
+  if (fw.zero3_prefetch_parameters <= 0) return whole;
+  double largest = 0;
+  for (const Op& op : layer) {
+    const double div = op.expert ? static_cast<double>(l.ep) : 1.0;
+    largest = std::max(largest, (op.params_split / l.tp + op.params_replicated) / div);
+  }
+  return std::min(whole, largest + fw.zero3_prefetch_parameters);
+}
+
+}  // namespace tp

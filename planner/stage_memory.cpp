@@ -1,0 +1,135 @@
+// One pipeline stage's per-GPU memory: model states and activations (memory_states.cpp,
+// activation_memory.cpp), buffers, autocast weight copies, host offload, the peak phase when gradients
+// are freed each step, and the allocator overhead. Formulas and sources: docs/model.md, "Memory".
+#include <algorithm>
+
+#include "estimate_parts.h"
+#include "framework_rules.h"
+
+namespace tp {
+namespace {
+
+// Autocast's 16-bit weight copies of the stage's GEMMs (the tied output layer casts the embedding).
+double weight_copies(const Scenario& s, const StageMemoryInputs& in, const ParamShare& ps, bool last) {
+  double copies = in.weight_copy_bytes * ps.gemm;
+  if (last && s.model.tied_embeddings && s.parallel.pp == 1) {
+    copies += in.weight_copy_bytes * static_cast<double>(s.model.vocab) * s.model.hidden / s.parallel.tp;
+  }
+  return copies;
+}
+
+// Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered layers.
+double stage_buffers(const Scenario& s, const StageMemoryInputs& in, double recompute_working_set) {
+  const ParallelSpec& p = s.parallel;
+  double buffers = recompute_working_set;
+  if (p.pp > 1) buffers += 2.0 * in.activations.boundary;
+  if (p.zero >= 2) buffers += 2.0 * s.memory.comm_bucket.value;
+  if (p.zero >= 3) buffers += in.gathered_params * in.state_bytes.weights;
+  return buffers;
+}
+
+// Offload: optimizer states, master weights and fp32 gradients live on the host (ZeRO-Offload), as do
+// offloaded parameters and activations. Moves them out of `states`; returns the host bytes.
+double offload_to_host(const ParallelSpec& p, const StageMemoryInputs& in, const ParamShare& ps,
+                       double offloaded_activations, ModelStates& states) {
+  double host = offloaded_activations;
+  if (p.offload_optimizer == OffloadTarget::cpu) {
+    host += states.master + states.optimizer + zero_sharded_bytes(in.state_bytes, ps, 4.0, p.zero >= 2);
+    states.master = 0;
+    states.optimizer = 0;
+  }
+  if (p.offload_params == OffloadTarget::cpu) {
+    host += states.weights;
+    states.weights = 0;
+  }
+  return host;
+}
+
+// Gradients are freed by zero_grad(set_to_none=True) and exist only from the backward pass on: the
+// peak is the largest of the loss's forward peak (activations, weight copies, logits), its backward
+// peak (before any gradient exists), the recompute of a layer, and the end of the backward pass (all
+// gradients, activations gone). Sets the breakdown at that peak.
+void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInputs& in, bool last, double copies,
+                                       double& activations, double& buffers, double& gradients) {
+  const RecomputeMode mode = s.parallel.recompute.mode;
+  // Autocast's cached 16-bit weights are kept for backward by the GEMMs that used them, unless the
+  // layers are recomputed (then only until the autocast region ends with the forward pass).
+  const bool copies_kept = mode == RecomputeMode::none || mode == RecomputeMode::selective;
+  const double loss_fwd = activations + copies + (last ? in.activations.head_work_forward : 0.0);
+  const double loss_bwd = activations + (copies_kept ? copies : 0.0) + (last ? in.activations.head_work_backward : 0.0);
+  const double recompute_peak = activations + buffers;
+  const double phase = std::max({loss_fwd, loss_bwd, recompute_peak, gradients});
+  if (phase == gradients) {
+    activations = 0;
+    buffers = 0;
+  } else {
+    gradients = 0;
+    buffers = phase - activations;
+  }
+}
+
+}  // namespace
+
+StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::int64_t micro_batches) {
+  StageMemoryInputs in;
+  in.layout = shard_layout(s);
+  in.params = model_param_shares(s, g, in.layout);
+  in.state_bytes = state_bytes_per_param(s);
+  in.activations = activation_inputs(s, g, in.layout);
+  in.weight_copy_bytes = saved_tensor_rules(s.training, s.model).autocast_weight_copies ? 2.0 : 0.0;
+  in.framework = &framework_rules(s.training.framework);
+  in.gathered_params = zero3_gathered_params(*in.framework, g.layer, in.layout, in.params.layer.total(),
+                                             s.memory.zero3_prefetch_layers);
+  in.micro_batches = micro_batches;
+  return in;
+}
+
+MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int stage) {
+  const ParallelSpec& p = s.parallel;
+  const FrameworkRules& fw = *in.framework;
+  MemoryBreakdown b;
+  b.stage = stage;
+  b.layers = p.layers_per_stage[static_cast<size_t>(stage)];
+  const bool first = stage == 0;
+  const bool last = stage == p.pp - 1;
+
+  const ParamShare ps = stage_param_share(in.params, b.layers, first, last);
+  b.parameters = ps.total();
+  b.layer_parameters = in.params.layer.total() * b.layers;
+  ModelStates states = stage_model_states(s, in.state_bytes, ps);
+
+  const StageActivations sa = stage_activations(p, in.activations, stage, b.layers, in.micro_batches);
+  b.in_flight = sa.in_flight;
+  double acts = sa.stored;
+  const double copies = weight_copies(s, in, ps, last);
+  double buffers = stage_buffers(s, in, sa.recompute_working_set);
+  const double host = offload_to_host(p, in, ps, sa.offloaded, states);
+
+  if (!fw.persistent_gradients) {
+    peak_without_persistent_gradients(s, in, last, copies, acts, buffers, states.gradients);
+  } else {
+    buffers += copies;
+  }
+  const double tensors = states.weights + states.gradients + states.master + states.optimizer + acts + buffers;
+  // Allocator slack (docs/model.md §9): the caching allocator fragments only what is allocated and
+  // freed during the step (activations, buffers, gradients freed by zero_grad); tensors allocated once
+  // for the run (weights, kept gradient buffers, master copy, optimizer states) fill their blocks.
+  const double transient = acts + buffers + (fw.persistent_gradients ? 0.0 : states.gradients);
+  // With layer recompute the backward pass allocates each recomputed layer after the loss has freed
+  // its buffers, inside the segments the loss left cached; a split segment is never returned
+  // (c10/cuda/CUDACachingAllocator.cpp: release_cached_blocks frees whole free segments only), so the
+  // next step's loss needs its largest tensor in a fresh segment: reserved exceeds allocated by it.
+  const double stranded = last && recomputes_layers(p) ? in.activations.largest_loss_block : 0.0;
+  b.weights = Bytes(states.weights);
+  b.gradients = Bytes(states.gradients);
+  b.master_weights = Bytes(states.master);
+  b.optimizer = Bytes(states.optimizer);
+  b.activations = Bytes(acts);
+  b.buffers = Bytes(buffers);
+  b.overhead = Bytes(s.memory.cuda_context.value + s.memory.allocator_overhead * transient + stranded);
+  b.total = Bytes(tensors) + b.overhead;
+  b.host = Bytes(host);
+  return b;
+}
+
+}  // namespace tp
