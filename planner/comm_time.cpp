@@ -128,18 +128,19 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
       sum[static_cast<int>(c.group)][pass][overlap_index(c.overlap)][op.block == Block::attention ? 0 : 1] += t;
     }
   }
+  // One window's collectives of a group in a pass, both blocks.
+  auto total = [&](CommGroup g, int pass, int o) { return sum[static_cast<int>(g)][pass][o][0] + sum[static_cast<int>(g)][pass][o][1]; };
   auto exposed = [&](CommGroup g, int pass) {
     double e = 0;
     for (int o = 0; o < kLayerOverlaps; ++o) {
-      const double total = sum[static_cast<int>(g)][pass][o][0] + sum[static_cast<int>(g)][pass][o][1];
       const double w = window(o, pass == 1, compute, overlap_tp_comm);
-      e += w < 0 ? total : std::max(0.0, total - w);
+      e += w < 0 ? total(g, pass, o) : std::max(0.0, total(g, pass, o) - w);
     }
     return e;
   };
   auto traffic = [&](CommGroup g, int pass) {
     double t = 0;
-    for (int o = 0; o < kLayerOverlaps; ++o) t += sum[static_cast<int>(g)][pass][o][0] + sum[static_cast<int>(g)][pass][o][1];
+    for (int o = 0; o < kLayerOverlaps; ++o) t += total(g, pass, o);
     return t;
   };
   LayerComm r;

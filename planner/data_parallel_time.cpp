@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "framework_rules.h"
 #include "sharded_time.h"
 #include "step_time_parts.h"
 
@@ -59,21 +60,21 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
     // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
     // Bounded overlap and DeepSpeed's live-parameter limit (planner/sharded_time.h, docs/model.md §15).
-    const TrainingSpec& t = s.training;
+    const FrameworkRules& fw = framework_rules(s.training.framework);
     Zero3Inputs z;
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
-    z.reduce_every_micro_batch = t.framework == Framework::deepspeed;
+    z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
     z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
     z.last_bucket = last_bucket;
     z.forward = worst_f;
     z.backward = worst_b;
     z.overlap_gather = p.overlap_param_gather;
     z.overlap_reduce = p.overlap_grad_reduce;
-    z.live_limit = zero3_live_parameter_limit(t.framework);
-    z.reuse_limit = zero3_reuse_distance_limit(t.framework);
-    z.recompute_pass = t.framework == Framework::deepspeed && p.recompute.mode == RecomputeMode::full;
+    z.live_limit = fw.zero3_live_parameters;
+    z.reuse_limit = fw.zero3_reuse_distance;
+    z.recompute_pass = fw.recompute_regathers && p.recompute.mode == RecomputeMode::full;
     dp_exposed = zero3_exposed(z, gather_modules(g, p.tp).view());
   }
   r.exposed = dp_exposed;

@@ -4,6 +4,8 @@
 // step time (memory passes of non-GEMM ops) consult this table instead of testing the framework.
 #pragma once
 
+#include <limits>
+
 #include "specs.h"
 
 namespace tp {
@@ -31,6 +33,22 @@ struct FrameworkRules {
   // `zero3_prefetch_parameters` elements ahead (deepspeed/runtime/zero/config.py: stage3_prefetch_bucket_size
   // default 5e7; partitioned_param_coordinator.py fetch_sub_module / release_sub_module).
   double zero3_prefetch_parameters = 0;
+  // No ZeRO-3 prefetch is issued while this many parameters are gathered: DeepSpeed's
+  // stage3_max_live_parameters (runtime/zero/config.py, default 1e9; partitioned_param_coordinator.py,
+  // fetch_sub_module: the prefetch budget is min(max_available - available, prefetch_bucket_size),
+  // nothing is prefetched when it is not positive). FSDP prefetches one unit ahead whatever its size.
+  double zero3_live_parameters = std::numeric_limits<double>::infinity();
+  // A gathered parameter used again before this many other parameters are fetched is kept rather than
+  // released: DeepSpeed's stage3_max_reuse_distance (runtime/zero/config.py, default 1e9;
+  // partitioned_param_coordinator.py, __params_to_release); 0 where every module is released after use.
+  double zero3_reuse_distance = 0;
+  // The gradients are reduce-scattered after every backward, not once per step: each rank keeps only
+  // its partition of the accumulated gradient (DeepSpeed issue #2252, maintainer's answer; engine.py
+  // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as well").
+  bool reduce_every_micro_batch = false;
+  // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
+  // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).
+  bool recompute_regathers = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);

@@ -23,21 +23,6 @@ GatherModules gather_modules(const OpGraph& g, int tp) {
   return r;
 }
 
-double zero3_live_parameter_limit(Framework f) {
-  // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/config.py: max_live_parameters = 1e9, the
-  // stage3_max_live_parameters key; partitioned_param_coordinator.py, fetch_sub_module: the prefetch
-  // budget is min(max_available - available, prefetch_bucket_size), nothing is prefetched when it is
-  // not positive). FSDP and Megatron-FSDP have no such limit.
-  if (f == Framework::deepspeed) return 1e9;
-  return std::numeric_limits<double>::infinity();
-}
-
-double zero3_reuse_distance_limit(Framework f) {
-  // DeepSpeed ZeRO-3: max_reuse_distance = 1e9 (deepspeed/runtime/zero/config.py, the
-  // stage3_max_reuse_distance key; partitioned_param_coordinator.py, __params_to_release).
-  return f == Framework::deepspeed ? 1e9 : 0.0;
-}
-
 PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit,
                                   double layer_reduce) {

@@ -31,16 +31,6 @@ struct GatherModules {
 };
 GatherModules gather_modules(const OpGraph& g, int tp);
 
-// DeepSpeed's stage3_max_live_parameters: no prefetch is issued while this many parameters are
-// gathered (deepspeed/runtime/zero/config.py, default 1e9); no limit for the other frameworks (FSDP
-// prefetches one unit ahead whatever its size).
-double zero3_live_parameter_limit(Framework f);
-
-// DeepSpeed's stage3_max_reuse_distance: a gathered parameter that is used again before this many
-// other parameters are fetched is kept rather than released (runtime/zero/config.py, default 1e9);
-// 0 for frameworks that release every module after use.
-double zero3_reuse_distance_limit(Framework f);
-
 // One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
 // a layer follows the last one of the previous layer), given one layer's whole gather time and its
 // compute time in that pass. A module's gather is prefetched while the module before it runs unless
@@ -73,10 +63,10 @@ struct Zero3Inputs {
   double last_bucket = 0;   // seconds: the last gradient bucket, never overlapped
   double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
   bool overlap_gather = true, overlap_reduce = true;
-  double live_limit = 0;    // zero3_live_parameter_limit
+  double live_limit = 0;    // FrameworkRules::zero3_live_parameters
   // DeepSpeed with full recompute: the recompute forward fetches every module again through its
   // forward hooks (a third pass over the forward's share `forward`), and the backward pass fetches only
-  // the modules released since (zero3_reuse_distance_limit).
+  // the modules released since (FrameworkRules::zero3_reuse_distance).
   bool recompute_pass = false;
   double reuse_limit = 0;
   // DeepSpeed ZeRO-2/3 reduce-scatter after every backward, not once per step: each rank keeps only

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "estimate.h"
+#include "framework_rules.h"
 #include "hardware_profile.h"
 #include "sharded_time.h"
 #include "step_time.h"
@@ -81,8 +82,8 @@ TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
   const PassExposure s = gather_pass_exposure(gpt_layer(12288), true, 1e9, 12.0, 6.0, 1e9);
   EXPECT_DOUBLE_EQ(s.blocked, 0.0);
   EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
-  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::deepspeed), 1e9);
-  EXPECT_DOUBLE_EQ(zero3_reuse_distance_limit(Framework::fsdp), 0.0);
+  EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_reuse_distance, 1e9);
+  EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_reuse_distance, 0.0);
 }
 
 TEST(ShardedTime, BlockedGatherWaitsBehindTheReduceScatterBeforeIt) {
@@ -111,8 +112,8 @@ TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
   const PassExposure e = gather_pass_exposure(gpt_layer(32768), false, none, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(e.blocked, 0.0);
   EXPECT_DOUBLE_EQ(e.excess, 6.0);
-  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::fsdp), none);
-  EXPECT_DOUBLE_EQ(zero3_live_parameter_limit(Framework::deepspeed), 1e9);
+  EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_live_parameters, none);
+  EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_live_parameters, 1e9);
 }
 
 TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
