@@ -330,5 +330,40 @@ TEST(LayoutErrors, PlacementMustBeAPermutationOfTheMeshDimensions) {
   }
 }
 
+// parallel.offload.activations (DeepSpeed cpu_checkpointing) keeps checkpointed layer inputs on the host:
+// without layer recompute there is nothing to offload, and the value must be none or cpu. Both errors
+// name the file, line, column and key.
+TEST(LayoutErrors, ActivationOffloadNeedsLayerRecompute) {
+  Yaml y;
+  y.parallel = "{recompute: none, zero: 3, offload: {activations: cpu}}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "cpu}") + ": parallel.offload.activations: "));
+  EXPECT_THAT(f.what, HasSubstr("recompute: full or every"));
+}
+
+TEST(LayoutErrors, ActivationOffloadTargetIsNoneOrCpu) {
+  Yaml y;
+  y.parallel = "{recompute: full, zero: 3, offload: {activations: gpu}}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "gpu}") + ": parallel.offload.activations: "));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'cpu'?"));
+}
+
+// training.fused_loss belongs to eager frameworks; with Megatron (its own vocab-parallel loss) it is
+// refused at the key.
+TEST(LayoutErrors, FusedLossIsRefusedForMegatron) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, fused_loss: true}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "true}") + ": training.fused_loss: "));
+  EXPECT_THAT(f.what, HasSubstr("eager frameworks"));
+}
+
 }  // namespace
 }  // namespace tp
