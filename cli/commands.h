@@ -35,6 +35,7 @@ int run_simulate(const SimulateOptions& o);
 struct ValidationRow {
   std::string scenario, source, name;
   std::string failure_class;  // index.yaml `class` (sharded set), "" where absent
+  std::string gpu;            // the scenario's GPU (catalog key)
   double measured_step = 0;   // seconds (or implied by the published tokens/s per GPU)
   double predicted_step = 0;  // seconds
   double mfu = 0;

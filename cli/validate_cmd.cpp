@@ -28,6 +28,7 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
     Scenario s = load_scenario_file(dir + "/" + row.scenario);
     Plan p = make_plan(s, profile_for(s));
     row.name = s.name;
+    row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
     const YAML::Node measured = run["measured"];
     if (measured["step_seconds"]) {
@@ -48,12 +49,15 @@ int run_validate(const std::string& dir) {
   std::vector<ValidationRow> rows = validation_rows(dir);
   std::printf("%-52s %14s %14s %9s %7s\n", "run", "measured [s]", "predicted [s]", "error", "MFU");
   ErrorSummary all;
+  GroupedErrors by_gpu;
   for (const auto& r : rows) {
     const double err = r.predicted_step / r.measured_step - 1.0;
     all.add(err);
+    by_gpu[r.gpu].add(err);
     std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step, 100 * err,
                 100 * r.mfu);
   }
+  print_groups("gpu", by_gpu);
   all.print("step time");
   run_validate_sharded(dir);
   return run_validate_h100_pytorch(dir);

@@ -1,12 +1,11 @@
 // `trainplan validate`, third set: published sharded-data-parallel and Megatron-Core runs
 // (scenarios/validation/sharded/index.yaml, written by scripts/sharded_scenarios.py from
 // published-sharded-runs.yaml): step time against the step each run's published metric implies, per run,
-// per failure class and for the whole set.
+// per failure class, per GPU and for the whole set.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 
 #include "commands.h"
 #include "error_summary.h"
@@ -19,18 +18,17 @@ int run_validate_sharded(const std::string& dir) {
   std::printf("\nPublished sharded and Megatron-Core runs (%s/index.yaml)\n", set_dir.c_str());
   std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
   ErrorSummary all;
-  std::map<std::string, ErrorSummary> by_class;
+  GroupedErrors by_class, by_gpu;
   for (const auto& r : rows) {
     const double err = r.predicted_step / r.measured_step - 1.0;
     all.add(err);
     by_class[r.failure_class].add(err);
+    by_gpu[r.gpu].add(err);
     std::printf("%-52s %-22s %12.3f %12.3f %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(), r.measured_step,
                 r.predicted_step, 100 * err, 100 * r.mfu);
   }
-  for (const auto& [name, e] : by_class) {
-    std::printf("  class %-22s mean absolute error %5.1f%%, max %5.1f%% over %d runs\n", name.c_str(), 100 * e.mean(),
-                100 * e.worst, e.n);
-  }
+  print_groups("class", by_class);
+  print_groups("gpu", by_gpu);
   all.print("step time");
   return 0;
 }
