@@ -17,9 +17,10 @@
 namespace tp {
 namespace {
 
-std::vector<GatherModule> gpt_layer(double h) {
+// Dense layers: a module's share of the gather bytes and of the compute are both its share of 12 h^2.
+std::vector<Zero3Module> gpt_layer(double h) {
   const double h2 = h * h;
-  return {{3 * h2, 3.0 / 12}, {h2, 1.0 / 12}, {4 * h2, 4.0 / 12}, {4 * h2, 4.0 / 12}};
+  return {{3 * h2, 3.0 / 12, 3.0 / 12}, {h2, 1.0 / 12, 1.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}};
 }
 
 TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
@@ -29,12 +30,12 @@ TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
       "cluster: {preset: dgx-a100, nodes: 1}\n"
       "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
   const OpGraph g = build_op_graph(s.model, s.training);
-  const GatherModules all = gather_modules(g, 1);
-  const std::span<const GatherModule> mods = all.view();
+  const Zero3Modules all = zero3_modules(g.layer, 1, 1, framework_rules(Framework::deepspeed).zero3_persistence_threshold);
+  const std::span<const Zero3Module> mods = all.view();
   double params = 0, share = 0;
-  for (const GatherModule& m : mods) {
+  for (const Zero3Module& m : mods) {
     params += m.parameters;
-    share += m.share;
+    share += m.gather_share;
   }
   EXPECT_NEAR(params, 12.0 * 12288 * 12288, 1e-6 * params);
   EXPECT_NEAR(share, 1.0, 1e-12);
