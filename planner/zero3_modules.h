@@ -8,8 +8,9 @@
 // - expert modules hold the ep-local experts, gemm_count / ep of them: expert parallelism places each
 //   expert on one rank of the expert group and ZeRO-3 partitions its parameters over that expert's
 //   data-parallel group (DeepSpeed runtime/engine.py _resolve_zero3_param_placement: "autoep_expert"
-//   parameters partition over groups._get_expert_data_parallel_group; torchtitan shards experts with
-//   fully_shard over the expert-data-parallel mesh), so a gather returns the local experts only;
+//   parameters partition over groups._get_expert_data_parallel_group; torchtitan's llama4 / deepseek_v3
+//   parallelize.py apply_fsdp shards the MoE experts over `dp_mod_ep_mesh`, the "dp_shard_mod_ep" mesh
+//   dimension), so a gather returns the local experts only;
 // - a tensor of at most `persistence_threshold` elements (per GPU) is persistent: DeepSpeed keeps it
 //   whole on every rank for the whole run and never gathers it (runtime/zero/partition_parameters.py:
 //   ds_persist when ds_numel <= stage3_param_persistence_threshold, default 1e5, runtime/zero/config.py;
