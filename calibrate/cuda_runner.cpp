@@ -55,6 +55,209 @@ TimeStats sample_phase(int device, double seconds, const std::function<void()>& 
   return span;
 }
 
+// What the measurements file records about the run: the device, the software and the settings.
+Measurements run_record(int device, int visible, const CudaRunOptions& o, const RankInfo& ranks) {
+  Measurements m;
+  m.created = utc_now_iso8601();
+  m.device = cuda::query_device(device);
+  if (!o.gpu_key.empty()) m.device.gpu_key = o.gpu_key;
+  m.software = cuda::query_software();
+  m.settings.suites = o.suites;
+  m.settings.scenario = o.scenario;
+  m.settings.policy = o.policy;
+  m.settings.l2_flush = o.l2_flush;
+  m.settings.ranks = ranks.size > 1 ? ranks.size : visible;
+  m.settings.nodes = ranks.nodes;
+  m.settings.gpus_per_node = ranks.size > 1 ? ranks.local_size : visible;
+  return m;
+}
+
+// What the cases of one run share: the device and stream, the L2 flusher, the libraries opened on first
+// use (cuBLASLt, the NCCL group) and the power sampler of the power phases.
+struct CaseContext {
+  CaseContext(int cuda_device, cudaStream_t cuda_stream, cuda::L2Flusher* l2_flush, const RepetitionPolicy& repetitions,
+              const RankInfo& rank_info)
+      : device(cuda_device), stream(cuda_stream), flush(l2_flush), policy(repetitions), ranks(rank_info),
+        phase(cuda_device, 20) {}
+
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cuda::L2Flusher* flush = nullptr;
+  RepetitionPolicy policy;
+  RankInfo ranks;
+  cuda::PowerSampler phase;
+  std::unique_ptr<cuda::LtGemm> gemm;
+  std::unique_ptr<cuda::NcclGroup> nccl;
+  std::string nccl_error;
+  bool nccl_tried = false;
+
+  cuda::LtGemm& lt_gemm() {
+    if (!gemm) gemm = std::make_unique<cuda::LtGemm>();
+    return *gemm;
+  }
+  // The NCCL group, created on the first collective; throws Unsupported when it cannot be.
+  cuda::NcclGroup& nccl_group() {
+    if (!nccl_tried) {
+      nccl_tried = true;
+      try {
+        nccl = cuda::make_nccl_group(ranks);
+      } catch (const std::exception& e) {
+        nccl_error = e.what();
+      }
+    }
+    if (!nccl) throw cuda::Unsupported(nccl_error);
+    return *nccl;
+  }
+};
+
+void measure_gemm_case(Measurement& x, CaseContext& c) {
+  const cuda::GemmResult r = c.lt_gemm().measure(x.gemm, x.dtype, c.policy, c.flush);
+  x.time = r.time;
+  x.algorithm = r.algorithm;
+  x.rate = x.gemm.flops() / x.time.median;
+}
+
+void measure_attention_case(Measurement& x, CaseContext& c) {
+  const bool bwd = x.op == MeasuredOp::attention_backward;
+  if (x.impl == AttentionImpl::fused) {
+    std::string engine;
+    x.time = cuda::measure_attention_fused(x.attention, x.dtype, bwd, c.policy, c.flush, &engine);
+    x.algorithm = engine;
+  } else {
+    x.time = cuda::measure_attention_unfused(x.attention, x.dtype, bwd, c.policy, c.flush);
+    x.algorithm = "cuBLAS strided-batched GEMMs + trainplan softmax";
+  }
+  x.rate = attention_flops(x) / x.time.median;
+}
+
+void measure_step_kernel_case(Measurement& x, CaseContext& c) {
+  x.time = cuda::measure_step_kernel(x.kernel, x.dtype, x.rows, x.cols, c.policy, c.flush, c.stream);
+  x.bytes = kernel_bytes_moved(x.kernel, x.dtype, x.rows, x.cols);
+  x.rate = x.bytes / x.time.median;
+  x.algorithm = "trainplan fused kernel";
+}
+
+void measure_memory_case(Measurement& x, CaseContext& c) {
+  const double array_bytes = x.bytes;
+  x.time = cuda::measure_memory(x.op, array_bytes, c.policy, c.flush, c.stream);
+  x.bytes = cuda::memory_bytes_moved(x.op, array_bytes);
+  x.rate = x.bytes / x.time.median;
+}
+
+void measure_collective_case(Measurement& x, CaseContext& c) {
+  cuda::NcclGroup& nccl = c.nccl_group();
+  const Collective op = collective_of(x.op);
+  if (nccl.ranks() < 2) throw cuda::Unsupported("collectives need at least 2 GPUs; this run has 1");
+  const double bytes = nccl_test_bytes(op, x.bytes, nccl.ranks(), 4);
+  if (bytes <= 0) throw cuda::Unsupported("size rounds to 0 bytes on " + std::to_string(nccl.ranks()) + " ranks (nccl-tests rounding)");
+  x.bytes = bytes;
+  x.ranks = nccl.ranks();
+  x.nodes = nccl.nodes();
+  x.time = nccl.measure(op, bytes, c.policy);
+  const BusRates r = nccl_test_rates(op, bytes, x.ranks, x.time.median);
+  x.algbw = r.algbw;
+  x.busbw = r.busbw;
+  x.rate = r.busbw;
+}
+
+// Power under back-to-back bf16 8192^3 GEMMs; rate: the sustained GEMM rate under the power cap.
+void measure_gemm_power_phase(Measurement& x, CaseContext& c) {
+  cuda::LtGemm& gemm = c.lt_gemm();
+  RepetitionPolicy busy;
+  busy.warmup = 0;
+  busy.min_reps = busy.max_reps = 10;
+  const GemmShape big{8192, 8192, 8192, 1};
+  // Kernel seconds and GEMMs of the phase: the sustained rate under the power cap.
+  double kernel_seconds = 0, gemms = 0;
+  x.time = sample_phase(c.device, 3.0, [&] {
+    const cuda::GemmResult g = gemm.measure(big, Precision::bf16, busy, nullptr);
+    kernel_seconds += g.time.mean * g.time.reps;
+    gemms += g.time.reps;
+  }, c.phase, x);
+  x.rate = kernel_seconds > 0 ? gemms * 2.0 * 8192.0 * 8192.0 * 8192.0 / kernel_seconds : 0.0;
+  x.note = "bf16 8192^3 GEMMs back to back; rate = their FLOP/s over the phase";
+}
+
+void measure_power_case(Measurement& x, CaseContext& c) {
+  if (!cuda::Nvml::instance().available()) throw cuda::Unsupported("NVML (libnvidia-ml.so.1) not available");
+  if (x.phase == "idle") {
+    TP_CUDA(cudaDeviceSynchronize());
+    x.time = sample_phase(c.device, 2.0, nullptr, c.phase, x);
+  } else if (x.phase == "gemm") {
+    measure_gemm_power_phase(x, c);
+  } else {
+    RepetitionPolicy busy;
+    busy.warmup = 0;
+    busy.min_reps = busy.max_reps = 20;
+    x.time = sample_phase(
+        c.device, 3.0,
+        [&] { (void)cuda::measure_memory(MeasuredOp::memory_triad, 1024.0 * 1024 * 1024, busy, nullptr, c.stream); },
+        c.phase, x);
+    x.note = "triad on 1 GiB arrays back to back";
+  }
+}
+
+// Measures one case with the kernels of its suite.
+void measure_case(Measurement& x, CaseContext& c) {
+  if (x.op == MeasuredOp::gemm) {
+    measure_gemm_case(x, c);
+  } else if (is_attention(x.op)) {
+    measure_attention_case(x, c);
+  } else if (x.op == MeasuredOp::memory_kernel) {
+    measure_step_kernel_case(x, c);
+  } else if (is_memory(x.op)) {
+    measure_memory_case(x, c);
+  } else if (x.op == MeasuredOp::kernel_launch) {
+    x.time = cuda::measure_launch(c.policy, c.stream);
+  } else if (is_collective(x.op)) {
+    measure_collective_case(x, c);
+  } else if (x.op == MeasuredOp::power) {
+    measure_power_case(x, c);
+  }
+}
+
+// Runs one case of the plan into `m`: its measurement, or a skipped case with the reason (a run of
+// several processes measures collectives only; out of memory, unsupported, CUDA errors).
+void run_case(Measurement x, CaseContext& c, Measurements& m) {
+  if (c.ranks.size > 1 && !is_collective(x.op)) {
+    m.skipped.push_back({x.op, x.label, shape_text(x), "multi-process runs measure collectives only"});
+    return;
+  }
+  try {
+    measure_case(x, c);
+    m.items.push_back(x);
+  } catch (const cuda::OutOfMemory& e) {
+    m.skipped.push_back({x.op, x.label, shape_text(x), e.what()});
+  } catch (const cuda::Unsupported& e) {
+    m.skipped.push_back({x.op, x.label, shape_text(x), e.what()});
+  } catch (const cuda::CudaError& e) {
+    m.skipped.push_back({x.op, x.label, shape_text(x), std::string("CUDA error: ") + e.what()});
+    (void)cudaDeviceSynchronize();
+    (void)cudaGetLastError();
+  }
+}
+
+// SM clock range, hottest temperature and throttle reasons seen over the run.
+void record_clocks(const std::vector<cuda::NvmlSample>& seen, Measurements& m) {
+  std::set<std::string> reasons;
+  double lo = 0, hi = 0, temp = 0;
+  for (const auto& s : seen) {
+    if (s.sm_mhz > 0) {
+      lo = lo == 0 ? s.sm_mhz : std::min(lo, s.sm_mhz);
+      hi = std::max(hi, s.sm_mhz);
+    }
+    temp = std::max(temp, s.temperature_c);
+    for (const auto& n : cuda::Nvml::throttle_names(s.throttle)) {
+      if (n != "gpu_idle" && n != "applications_clocks") reasons.insert(n);
+    }
+  }
+  m.clocks.sm_mhz_min = lo;
+  m.clocks.sm_mhz_max = hi;
+  m.clocks.memory_mhz = m.device.memory_clock_max_mhz;
+  m.clocks.temperature_c_max = temp;
+  m.clocks.throttle_reasons.assign(reasons.begin(), reasons.end());
+}
+
 }  // namespace
 
 RankInfo init_ranks() {
@@ -92,160 +295,25 @@ void finalize_ranks() {
 }
 
 Measurements run_calibration(const std::vector<Measurement>& plan, const CudaRunOptions& o, const RankInfo& ranks) {
-  using namespace tp::cuda;
   int visible = 0;
   TP_CUDA(cudaGetDeviceCount(&visible));
   const int device = ranks.size > 1 ? ranks.local_rank % visible : 0;
   TP_CUDA(cudaSetDevice(device));
-
-  Measurements m;
-  m.created = utc_now_iso8601();
-  m.device = query_device(device);
-  if (!o.gpu_key.empty()) m.device.gpu_key = o.gpu_key;
-  m.software = query_software();
-  m.settings.suites = o.suites;
-  m.settings.scenario = o.scenario;
-  m.settings.policy = o.policy;
-  m.settings.l2_flush = o.l2_flush;
-  m.settings.ranks = ranks.size > 1 ? ranks.size : visible;
-  m.settings.nodes = ranks.nodes;
-  m.settings.gpus_per_node = ranks.size > 1 ? ranks.local_size : visible;
+  Measurements m = run_record(device, visible, o, ranks);
 
   cudaStream_t stream = nullptr;
   TP_CUDA(cudaStreamCreate(&stream));
-  L2Flusher flusher(static_cast<size_t>(m.device.l2_bytes));
-  L2Flusher* flush = o.l2_flush ? &flusher : nullptr;
-  std::unique_ptr<LtGemm> gemm;
-  std::unique_ptr<NcclGroup> nccl;
-  std::string nccl_error;
-  bool nccl_tried = false;
-
+  cuda::L2Flusher flusher(static_cast<size_t>(m.device.l2_bytes));
   // Clocks and throttling over the whole run.
-  PowerSampler watch(device, 100);
+  cuda::PowerSampler watch(device, 100);
   watch.start();
-  PowerSampler phase(device, 20);
-
-  const bool multi = ranks.size > 1;
+  CaseContext c(device, stream, o.l2_flush ? &flusher : nullptr, o.policy, ranks);
   for (size_t i = 0; i < plan.size(); ++i) {
-    Measurement x = plan[i];
-    if (o.progress) o.progress(i, plan.size(), x);
-    if (multi && !is_collective(x.op)) {
-      m.skipped.push_back({x.op, x.label, shape_text(x), "multi-process runs measure collectives only"});
-      continue;
-    }
-    try {
-      if (x.op == MeasuredOp::gemm) {
-        if (!gemm) gemm = std::make_unique<LtGemm>();
-        const GemmResult r = gemm->measure(x.gemm, x.dtype, o.policy, flush);
-        x.time = r.time;
-        x.algorithm = r.algorithm;
-        x.rate = x.gemm.flops() / x.time.median;
-      } else if (is_attention(x.op)) {
-        const bool bwd = x.op == MeasuredOp::attention_backward;
-        if (x.impl == AttentionImpl::fused) {
-          std::string engine;
-          x.time = measure_attention_fused(x.attention, x.dtype, bwd, o.policy, flush, &engine);
-          x.algorithm = engine;
-        } else {
-          x.time = measure_attention_unfused(x.attention, x.dtype, bwd, o.policy, flush);
-          x.algorithm = "cuBLAS strided-batched GEMMs + trainplan softmax";
-        }
-        x.rate = attention_flops(x) / x.time.median;
-      } else if (x.op == MeasuredOp::memory_kernel) {
-        x.time = measure_step_kernel(x.kernel, x.dtype, x.rows, x.cols, o.policy, flush, stream);
-        x.bytes = kernel_bytes_moved(x.kernel, x.dtype, x.rows, x.cols);
-        x.rate = x.bytes / x.time.median;
-        x.algorithm = "trainplan fused kernel";
-      } else if (is_memory(x.op)) {
-        const double array_bytes = x.bytes;
-        x.time = measure_memory(x.op, array_bytes, o.policy, flush, stream);
-        x.bytes = memory_bytes_moved(x.op, array_bytes);
-        x.rate = x.bytes / x.time.median;
-      } else if (x.op == MeasuredOp::kernel_launch) {
-        x.time = measure_launch(o.policy, stream);
-      } else if (is_collective(x.op)) {
-        if (!nccl_tried) {
-          nccl_tried = true;
-          try {
-            nccl = make_nccl_group(ranks);
-          } catch (const std::exception& e) {
-            nccl_error = e.what();
-          }
-        }
-        if (!nccl) throw Unsupported(nccl_error);
-        const Collective c = collective_of(x.op);
-        if (nccl->ranks() < 2) throw Unsupported("collectives need at least 2 GPUs; this run has 1");
-        const double bytes = nccl_test_bytes(c, x.bytes, nccl->ranks(), 4);
-        if (bytes <= 0) throw Unsupported("size rounds to 0 bytes on " + std::to_string(nccl->ranks()) + " ranks (nccl-tests rounding)");
-        x.bytes = bytes;
-        x.ranks = nccl->ranks();
-        x.nodes = nccl->nodes();
-        x.time = nccl->measure(c, bytes, o.policy);
-        const BusRates r = nccl_test_rates(c, bytes, x.ranks, x.time.median);
-        x.algbw = r.algbw;
-        x.busbw = r.busbw;
-        x.rate = r.busbw;
-      } else if (x.op == MeasuredOp::power) {
-        if (!Nvml::instance().available()) throw Unsupported("NVML (libnvidia-ml.so.1) not available");
-        if (x.phase == "idle") {
-          TP_CUDA(cudaDeviceSynchronize());
-          x.time = sample_phase(device, 2.0, nullptr, phase, x);
-        } else if (x.phase == "gemm") {
-          if (!gemm) gemm = std::make_unique<LtGemm>();
-          RepetitionPolicy busy;
-          busy.warmup = 0;
-          busy.min_reps = busy.max_reps = 10;
-          const GemmShape big{8192, 8192, 8192, 1};
-          // Kernel seconds and GEMMs of the phase: the sustained rate under the power cap.
-          double kernel_seconds = 0, gemms = 0;
-          x.time = sample_phase(device, 3.0, [&] {
-            const GemmResult g = gemm->measure(big, Precision::bf16, busy, nullptr);
-            kernel_seconds += g.time.mean * g.time.reps;
-            gemms += g.time.reps;
-          }, phase, x);
-          x.rate = kernel_seconds > 0 ? gemms * 2.0 * 8192.0 * 8192.0 * 8192.0 / kernel_seconds : 0.0;
-          x.note = "bf16 8192^3 GEMMs back to back; rate = their FLOP/s over the phase";
-        } else {
-          RepetitionPolicy busy;
-          busy.warmup = 0;
-          busy.min_reps = busy.max_reps = 20;
-          x.time = sample_phase(
-              device, 3.0, [&] { (void)measure_memory(MeasuredOp::memory_triad, 1024.0 * 1024 * 1024, busy, nullptr, stream); },
-              phase, x);
-          x.note = "triad on 1 GiB arrays back to back";
-        }
-      }
-      m.items.push_back(x);
-    } catch (const OutOfMemory& e) {
-      m.skipped.push_back({x.op, x.label, shape_text(x), e.what()});
-    } catch (const Unsupported& e) {
-      m.skipped.push_back({x.op, x.label, shape_text(x), e.what()});
-    } catch (const CudaError& e) {
-      m.skipped.push_back({x.op, x.label, shape_text(x), std::string("CUDA error: ") + e.what()});
-      (void)cudaDeviceSynchronize();
-      (void)cudaGetLastError();
-    }
+    if (o.progress) o.progress(i, plan.size(), plan[i]);
+    run_case(plan[i], c, m);
   }
   if (o.progress && !plan.empty()) o.progress(plan.size(), plan.size(), plan.back());
-
-  const std::vector<NvmlSample> seen = watch.stop();
-  std::set<std::string> reasons;
-  double lo = 0, hi = 0, temp = 0;
-  for (const auto& s : seen) {
-    if (s.sm_mhz > 0) {
-      lo = lo == 0 ? s.sm_mhz : std::min(lo, s.sm_mhz);
-      hi = std::max(hi, s.sm_mhz);
-    }
-    temp = std::max(temp, s.temperature_c);
-    for (const auto& n : Nvml::throttle_names(s.throttle)) {
-      if (n != "gpu_idle" && n != "applications_clocks") reasons.insert(n);
-    }
-  }
-  m.clocks.sm_mhz_min = lo;
-  m.clocks.sm_mhz_max = hi;
-  m.clocks.memory_mhz = m.device.memory_clock_max_mhz;
-  m.clocks.temperature_c_max = temp;
-  m.clocks.throttle_reasons.assign(reasons.begin(), reasons.end());
+  record_clocks(watch.stop(), m);
   cudaStreamDestroy(stream);
   return m;
 }

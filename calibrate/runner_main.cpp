@@ -63,6 +63,14 @@ CudaRunOptions run_options(const RunnerOptions& o, const std::vector<Suite>& sui
   return ro;
 }
 
+// Writes the measurements file (rank 0) and says what was measured and what was skipped, and why.
+void write_and_summarize(const Measurements& m, const std::string& output) {
+  write_measurements(m, output);
+  std::cout << "measured " << m.items.size() << " cases on " << m.device.name << " (" << m.skipped.size()
+            << " skipped) -> " << output << "\n";
+  for (const auto& s : m.skipped) std::cout << "  skipped " << to_string(s.op) << " " << s.shape << ": " << s.reason << "\n";
+}
+
 int run(const RunnerOptions& o) {
   // Inputs first, so that their errors come before any device question.
   const std::vector<Suite> suites = parse_suites(o.suites);
@@ -91,12 +99,7 @@ int run(const RunnerOptions& o) {
   };
   const Measurements m = run_calibration(plan, ro, ranks);
   if (show) bar.finish();
-  if (ranks.rank == 0) {
-    write_measurements(m, o.output);
-    std::cout << "measured " << m.items.size() << " cases on " << m.device.name << " (" << m.skipped.size()
-              << " skipped) -> " << o.output << "\n";
-    for (const auto& s : m.skipped) std::cout << "  skipped " << to_string(s.op) << " " << s.shape << ": " << s.reason << "\n";
-  }
+  if (ranks.rank == 0) write_and_summarize(m, o.output);
   finalize_ranks();
   return 0;
 }

@@ -75,7 +75,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.live_limit = fw.zero3_live_parameters;
     z.reuse_limit = fw.zero3_reuse_distance;
     z.recompute_pass = fw.recompute_regathers && p.recompute.mode == RecomputeMode::full;
-    dp_exposed = zero3_exposed(z, gather_modules(g, p.tp).view());
+    const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, fw.zero3_persistence_threshold);
+    dp_exposed = zero3_exposed(z, modules.view());
   }
   r.exposed = dp_exposed;
   return r;

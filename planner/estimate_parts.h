@@ -11,6 +11,7 @@
 #include "framework_rules.h"
 #include "op_graph.h"
 #include "specs.h"
+#include "zero3_modules.h"
 
 namespace tp {
 
@@ -63,8 +64,7 @@ struct ModelStates {
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps);
 
 // Parameters one GPU holds gathered at once under ZeRO-3 (see memory_states.cpp).
-double zero3_gathered_params(const FrameworkRules& fw, const std::vector<Op>& layer, const ShardLayout& l,
-                             double layer_total, int prefetch_layers);
+double zero3_gathered_params(const FrameworkRules& fw, const Zero3Modules& modules, int prefetch_layers);
 
 // ---- activations (activation_memory.cpp) ----
 
@@ -104,6 +104,7 @@ struct StageMemoryInputs {
   ActivationInputs activations;
   double weight_copy_bytes = 0;  // bytes per GEMM weight of autocast's 16-bit copies (0 without)
   double gathered_params = 0;    // ZeRO-3: parameters gathered at once
+  double persistent_params = 0;  // ZeRO-3: per layer, parameters held whole (zero3_modules.h)
   std::int64_t micro_batches = 0;  // per replica per step
   const FrameworkRules* framework = nullptr;
 };

@@ -30,7 +30,7 @@ const FrameworkRules kRules[] = {
      "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py"},
     {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, kSdpaFlash2,
      "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model", 5e7, 1e9,
-     1e9, true, true},
+     1e9, true, true, 1e5},
     {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, kSdpaFlash2,
      "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
     {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, kSdpaFlash2,

@@ -49,6 +49,11 @@ struct FrameworkRules {
   // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
   // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).
   bool recompute_regathers = false;
+  // Tensors of at most this many elements are persistent under ZeRO-3: held whole on every rank and never
+  // gathered (DeepSpeed's stage3_param_persistence_threshold, runtime/zero/config.py, default 1e5;
+  // partition_parameters.py sets ds_persist). 0 where every parameter of a unit is sharded (FSDP2's
+  // fully_shard, Megatron's distributed optimizer). planner/zero3_modules.h.
+  double zero3_persistence_threshold = 0;
 };
 
 const FrameworkRules& framework_rules(Framework f);

@@ -112,19 +112,14 @@ ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, 
   return st;
 }
 
-// Parameters one GPU holds gathered at once under ZeRO-3: whole layers (FSDP units: the current one and
-// `prefetch_layers` ahead), or, where the framework gathers per submodule (DeepSpeed), the largest
-// submodule plus the prefetch bucket, never more than the whole-layer count.
-double zero3_gathered_params(const FrameworkRules& fw, const std::vector<Op>& layer, const ShardLayout& l,
-                             double layer_total, int prefetch_layers) {
-  const double whole = (1.0 + prefetch_layers) * layer_total;
+// Parameters one GPU holds gathered at once under ZeRO-3, from the layer's gathered modules
+// (planner/zero3_modules.h): whole layers (FSDP units: the current one and `prefetch_layers` ahead), or,
+// where the framework gathers per submodule (DeepSpeed), the largest module plus the prefetch bucket,
+// never more than the whole-layer count.
+double zero3_gathered_params(const FrameworkRules& fw, const Zero3Modules& modules, int prefetch_layers) {
+  const double whole = (1.0 + prefetch_layers) * modules.gathered;
   if (fw.zero3_prefetch_parameters <= 0) return whole;
-  double largest = 0;
-  for (const Op& op : layer) {
-    const double div = op.expert ? static_cast<double>(l.ep) : 1.0;
-    largest = std::max(largest, (op.params_split / l.tp + op.params_replicated) / div);
-  }
-  return std::min(whole, largest + fw.zero3_prefetch_parameters);
+  return std::min(whole, modules.largest + fw.zero3_prefetch_parameters);
 }
 
 }  // namespace tp

@@ -5,25 +5,7 @@
 
 namespace tp {
 
-GatherModules gather_modules(const OpGraph& g, int tp) {
-  GatherModules r;
-  double total = 0;
-  for (const Op& op : g.layer) {
-    if (op.kind != OpKind::gemm || op.params_split <= 0) continue;
-    const double params = op.params_split / std::max(1, tp);
-    if (r.count < GatherModules::capacity) {
-      r.items[r.count++] = {params, params};
-    } else {
-      r.items[r.count - 1].parameters += params;
-      r.items[r.count - 1].share += params;
-    }
-    total += params;
-  }
-  for (std::size_t i = 0; i < r.count; ++i) r.items[i].share = total > 0 ? r.items[i].share / total : 0.0;
-  return r;
-}
-
-PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
+PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit,
                                   double layer_reduce) {
   PassExposure r;
@@ -42,21 +24,21 @@ PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool ba
     const bool kept = backward && fetched_since < reuse_limit;
     if (backward) fetched_since += modules[k].parameters;
     if (kept) continue;
-    const double gather = modules[k].share * layer_gather;
+    const double gather = modules[k].gather_share * layer_gather;
     if (modules[prev].parameters >= live_limit) {
       r.blocked += gather;
-      r.reduce_waited += modules[prev].share * layer_reduce;
+      r.reduce_waited += modules[prev].gather_share * layer_reduce;  // its gradients
     } else {
       r.prefetched += gather;
-      r.excess += std::max(0.0, gather - modules[prev].share * layer_compute);
+      r.excess += std::max(0.0, gather - modules[prev].compute_share * layer_compute);
     }
   }
   return r;
 }
 
-double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules) {
-  static constexpr GatherModule whole_layer[1] = {{0.0, 1.0}};
-  const std::span<const GatherModule> mods = modules.empty() ? std::span<const GatherModule>(whole_layer) : modules;
+double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules) {
+  static constexpr Zero3Module whole_layer[1] = {{0.0, 1.0, 1.0}};
+  const std::span<const Zero3Module> mods = modules.empty() ? std::span<const Zero3Module>(whole_layer) : modules;
   const double layers = std::max(1.0, in.layers);
   const double m = in.micro_batches;
   const double layer_gather = in.gather_pass / layers;

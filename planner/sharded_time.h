@@ -4,32 +4,14 @@
 // next module's weights while a large module is gathered, so that gather waits in full.
 #pragma once
 
-#include <array>
-#include <cstddef>
 #include <span>
 
-#include "op_graph.h"
 #include "specs.h"
+#include "zero3_modules.h"
 
 namespace tp {
 
-// One module that ZeRO-3 gathers on its own (a Linear layer's weight): its parameters on one GPU once
-// gathered, and its share of the layer's GEMM time and of the layer's gathered bytes.
-struct GatherModule {
-  double parameters = 0;  // gathered numel on one GPU (the tp shard, unsharded over dp)
-  double share = 0;       // of the layer's GEMM parameters: its share of gather bytes and GEMM time
-};
-
-// The gathered modules of one layer in forward order (the GEMMs of the op graph; norm weights and
-// biases stay below DeepSpeed's persistence threshold of 1e5 and are never gathered). Fixed capacity,
-// no allocation (step_time runs per sweep point); GEMMs past the capacity join the last module.
-struct GatherModules {
-  static constexpr std::size_t capacity = 16;
-  std::array<GatherModule, capacity> items{};
-  std::size_t count = 0;
-  std::span<const GatherModule> view() const { return {items.data(), count}; }
-};
-GatherModules gather_modules(const OpGraph& g, int tp);
+// The modules come from zero3_modules() (planner/zero3_modules.h), the list the memory estimate reads too.
 
 // One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
 // a layer follows the last one of the previous layer), given one layer's whole gather time and its
@@ -51,7 +33,7 @@ struct PassExposure {
   double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
   double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
 };
-PassExposure gather_pass_exposure(std::span<const GatherModule> modules, bool backward, double live_limit,
+PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit = 0,
                                   double layer_reduce = 0);
 
@@ -79,6 +61,6 @@ struct Zero3Inputs {
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
 // the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
 // gather at most behind the module before it; at least the last gradient bucket is exposed.
-double zero3_exposed(const Zero3Inputs& in, std::span<const GatherModule> modules);
+double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules);
 
 }  // namespace tp

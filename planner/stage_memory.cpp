@@ -18,13 +18,15 @@ double weight_copies(const Scenario& s, const StageMemoryInputs& in, const Param
   return copies;
 }
 
-// Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered layers.
-double stage_buffers(const Scenario& s, const StageMemoryInputs& in, double recompute_working_set) {
+// Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered parameters: the
+// gathered modules and, for each of the stage's `layers`, the persistent tensors held whole (their
+// shards are in the weights).
+double stage_buffers(const Scenario& s, const StageMemoryInputs& in, int layers, double recompute_working_set) {
   const ParallelSpec& p = s.parallel;
   double buffers = recompute_working_set;
   if (p.pp > 1) buffers += 2.0 * in.activations.boundary;
   if (p.zero >= 2) buffers += 2.0 * s.memory.comm_bucket.value;
-  if (p.zero >= 3) buffers += in.gathered_params * in.state_bytes.weights;
+  if (p.zero >= 3) buffers += (in.gathered_params + layers * in.persistent_params) * in.state_bytes.weights;
   return buffers;
 }
 
@@ -78,8 +80,12 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::
   in.activations = activation_inputs(s, g, in.layout);
   in.weight_copy_bytes = saved_tensor_rules(s.training, s.model).autocast_weight_copies ? 2.0 : 0.0;
   in.framework = &framework_rules(s.training.framework);
-  in.gathered_params = zero3_gathered_params(*in.framework, g.layer, in.layout, in.params.layer.total(),
-                                             s.memory.zero3_prefetch_layers);
+  if (s.parallel.zero >= 3) {  // read only then (stage_buffers); the sweep's hot path skips it otherwise
+    const Zero3Modules modules =
+        zero3_modules(g.layer, in.layout.tp, in.layout.ep, in.framework->zero3_persistence_threshold);
+    in.gathered_params = zero3_gathered_params(*in.framework, modules, s.memory.zero3_prefetch_layers);
+    in.persistent_params = modules.persistent;
+  }
   in.micro_batches = micro_batches;
   return in;
 }
@@ -102,7 +108,7 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
   b.in_flight = sa.in_flight;
   double acts = sa.stored;
   const double copies = weight_copies(s, in, ps, last);
-  double buffers = stage_buffers(s, in, sa.recompute_working_set);
+  double buffers = stage_buffers(s, in, b.layers, sa.recompute_working_set);
   const double host = offload_to_host(p, in, ps, sa.offloaded, states);
 
   if (!fw.persistent_gradients) {

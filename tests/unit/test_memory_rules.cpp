@@ -97,8 +97,12 @@ TEST(MemoryRules, DeepSpeedZero3GathersTheLargestSubmodulePlusPrefetch) {
   const Scenario s = test::scenario(std::string(kDeepSpeed1T) +
                                     "parallel: {dp: 1024, recompute: full, zero: 3, offload: {optimizer: cpu}}\n");
   const Estimate e = estimate(s);
-  // fc1 is the largest submodule: 25600 x 102400 weights + 102400 bias; + 5e7 prefetched; fp16 (2 B).
-  const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7);
+  // fc1 is the largest submodule: 25600 x 102400 weights + its 102400 bias (over DeepSpeed's persistence
+  // threshold of 1e5); + 5e7 prefetched. Each of the 4 layers also holds its persistent tensors whole
+  // (<= 1e5 elements, partition_parameters.py ds_persist): two LayerNorms 2 x 25600 each, the qkv bias
+  // 76800, the proj and fc2 biases 25600 each: 230,400 per layer. fp16 (2 B).
+  const double persistent = 2 * 51200.0 + 76800.0 + 2 * 25600.0;
+  const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7 + 4 * persistent);
   // Buffers with full recompute = one layer's full activations + ZeRO-2/3 buckets (2 x 25 MB) + gathers.
   const OpGraph g = build_op_graph(s.model, s.training);
   const double one_layer = 8.0 * layer_saved(g);  // micro-batch 8, tp 1

@@ -17,9 +17,10 @@
 namespace tp {
 namespace {
 
-std::vector<GatherModule> gpt_layer(double h) {
+// Dense layers: a module's share of the gather bytes and of the compute are both its share of 12 h^2.
+std::vector<Zero3Module> gpt_layer(double h) {
   const double h2 = h * h;
-  return {{3 * h2, 3.0 / 12}, {h2, 1.0 / 12}, {4 * h2, 4.0 / 12}, {4 * h2, 4.0 / 12}};
+  return {{3 * h2, 3.0 / 12, 3.0 / 12}, {h2, 1.0 / 12, 1.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}};
 }
 
 TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
@@ -29,12 +30,12 @@ TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
       "cluster: {preset: dgx-a100, nodes: 1}\n"
       "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
   const OpGraph g = build_op_graph(s.model, s.training);
-  const GatherModules all = gather_modules(g, 1);
-  const std::span<const GatherModule> mods = all.view();
+  const Zero3Modules all = zero3_modules(g.layer, 1, 1, framework_rules(Framework::deepspeed).zero3_persistence_threshold);
+  const std::span<const Zero3Module> mods = all.view();
   double params = 0, share = 0;
-  for (const GatherModule& m : mods) {
+  for (const Zero3Module& m : mods) {
     params += m.parameters;
-    share += m.share;
+    share += m.gather_share;
   }
   EXPECT_NEAR(params, 12.0 * 12288 * 12288, 1e-6 * params);
   EXPECT_NEAR(share, 1.0, 1e-12);
@@ -84,6 +85,27 @@ TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
   EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_reuse_distance, 1e9);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_reuse_distance, 0.0);
+}
+
+TEST(ShardedTime, ExpertParallelGathersOnlyTheLocalExpertsSoTheirModulesStayUnderTheLimit) {
+  // Mixtral 8x22B shape (HF mistralai/Mixtral-8x22B-v0.1 config.json: h 6144, 48 heads, 8 KV heads of
+  // 128, 8 experts of 16384, top 2), tp 1, DeepSpeed. Per GPU: qkv 6144 x 8192 = 50,331,648; proj
+  // 6144^2 = 37,748,736; expert fc1 8/ep x 6144 x 32768, fc2 8/ep x 16384 x 6144.
+  // ep 1: fc1 holds 1.61e9 >= 1e9, so fc2's gather (805,306,368 of 2,503,999,488 gathered) waits in the
+  // forward. ep 8: fc1 holds 0.20e9, nothing waits.
+  const Scenario s = test::scenario(
+      "model: {layers: 2, hidden: 6144, heads: 48, kv_heads: 8, ffn_hidden: 16384, vocab: 32768, "
+      "activation: swiglu, norm: rmsnorm, moe: {experts: 8, top_k: 2}}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 4096, global_batch: 8, micro_batch: 1}\n");
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const double threshold = framework_rules(Framework::deepspeed).zero3_persistence_threshold;
+  const Zero3Modules one = zero3_modules(g.layer, 1, 1, threshold);
+  const PassExposure f1 = gather_pass_exposure(one.view(), false, 1e9, 12.0, 6.0);
+  EXPECT_NEAR(f1.blocked, 12.0 * 805306368.0 / 2503999488.0, 1e-9);
+  const Zero3Modules eight = zero3_modules(g.layer, 1, 8, threshold);
+  EXPECT_DOUBLE_EQ(eight.largest, 6144.0 * 32768.0);
+  EXPECT_DOUBLE_EQ(gather_pass_exposure(eight.view(), false, 1e9, 12.0, 6.0).blocked, 0.0);
 }
 
 TEST(ShardedTime, BlockedGatherWaitsBehindTheReduceScatterBeforeIt) {
