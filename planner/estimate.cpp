@@ -17,6 +17,14 @@ double flops_of(const std::vector<Op>& ops, bool with_backward) {
   return f;
 }
 
+// Forward + backward FLOPs that model FLOPs count (the output layer over the model's vocabulary, not the
+// framework's padded one).
+double model_flops_of(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& op : ops) f += (op.fwd_flops + op.bwd_flops) * op.model_flops_share;
+  return f;
+}
+
 // Start from a default Estimate but keep the vectors' capacity (sweeps reuse one per thread).
 void reset_keeping_capacity(Estimate& e) {
   std::vector<MemoryBreakdown> stages = std::move(e.stages);
@@ -43,11 +51,12 @@ void count_parameters(const Scenario& s, const OpGraph& g, Estimate& e) {
 }
 
 // FLOPs per step (Narayanan et al. 2021, eq. 3 for GPT: 72 B s l h^2 (1 + s/6h + V/12lh)), with what
-// recompute adds. Needs e.tokens_per_step.
+// recompute and the padded vocabulary add to the hardware's work. Needs e.tokens_per_step.
 void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
   const double seqs = static_cast<double>(s.training.global_batch);
   const double layer_fb = flops_of(g.layer, true);
-  const double model = seqs * (s.model.layers * layer_fb + flops_of(g.embedding, true) + flops_of(g.head, true));
+  const double executed = seqs * (s.model.layers * layer_fb + flops_of(g.embedding, true) + flops_of(g.head, true));
+  const double model = seqs * (s.model.layers * model_flops_of(g.layer) + model_flops_of(g.embedding) + model_flops_of(g.head));
   double recompute = 0;
   switch (s.parallel.recompute.mode) {
     case RecomputeMode::none: break;
@@ -64,7 +73,7 @@ void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
   }
   e.flops.model_per_step = Flop(model);
   e.flops.recompute_per_step = Flop(recompute);
-  e.flops.hardware_per_step = Flop(model + recompute);
+  e.flops.hardware_per_step = Flop(executed + recompute);
   e.flops.model_per_token = model / e.tokens_per_step;
 }
 
@@ -128,7 +137,7 @@ std::string violation_message(const Violation& v) {
 }
 
 Estimate estimate(const Scenario& s) {
-  return estimate(s, build_op_graph(s.model, s.training));
+  return estimate(s, build_op_graph(s.model, s.training, s.parallel.tp));
 }
 
 Estimate estimate(const Scenario& s, const OpGraph& g) {

@@ -73,6 +73,7 @@ void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double
   op.kernel_class_backward = static_cast<int>(bwd);
   op.passes = passes;
   op.kernels = kernels;
+  op.backward_share = 1.5;  // the class measurements count 3 tensors backward against 2 forward
 }
 
 // Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
@@ -181,18 +182,20 @@ void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
   TrainingSpec t;
   t.precision = precision;
-  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m));
+  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m), m.vocab);
 }
 
-OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t) {
-  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m));
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp) {
+  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m),
+                        padded_vocab(m.vocab, t.framework, tp));
 }
 
 // Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
 // Korthikanti's Table 2.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
-                       const SavedTensorRules& r) {
+                       const SavedTensorRules& r, std::int64_t vocab) {
   OpGraph g;
+  g.vocab = vocab;
   const double s = static_cast<double>(seq);
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
@@ -200,7 +203,7 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double bpv = stored_bytes(precision);
   const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
-  const double v = static_cast<double>(m.vocab);
+  const double v = static_cast<double>(vocab);
   g.layer_input_bytes = s * h * r.residual;
   const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;   // modules reading the norm output
   const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
@@ -334,6 +337,8 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   if (r.eager_kernels) apply_eager_kernels(g.head, m, r, s);
   {
     Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
+    // Model FLOPs count the model's vocabulary; the padded columns are hardware work (docs/model.md §4).
+    out.model_flops_share = static_cast<double>(m.vocab) / v;
     if (m.tied_embeddings) {
       out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
     }
@@ -341,15 +346,20 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
     // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
     out.compute_precision = precision == Precision::fp8 ? Precision::bf16 : precision;
     g.head.push_back(out);
-    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, 3.0 * s * v * 4.0));
-    g.head.back().kind = OpKind::loss;
-    g.head.back().working_forward = s * v * r.loss_forward_extra;
-    g.head.back().working_backward = s * v * r.loss_backward_extra;
+    // Its traffic per logit counted from the framework's loss code (framework_rules.cpp), over the
+    // (padded) vocabulary: every row of the logits is reduced, padded columns included.
+    Op loss = elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, s * v * r.loss_forward_traffic);
+    loss.kind = OpKind::loss;
+    loss.backward_share = r.loss_backward_traffic / r.loss_forward_traffic;
+    loss.row_length = v;
+    loss.working_forward = s * v * r.loss_forward_extra;
+    loss.working_backward = s * v * r.loss_backward_extra;
     if (r.eager_kernels) {
       // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
-      set_kernels(g.head.back(), KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
-      g.head.back().bytes_moved = 12.0 * s * v;
+      set_kernels(loss, KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
+      loss.bytes_moved = 12.0 * s * v;
     }
+    g.head.push_back(loss);
   }
   return g;
 }

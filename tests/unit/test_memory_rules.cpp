@@ -100,7 +100,7 @@ TEST(MemoryRules, DeepSpeedZero3GathersTheLargestSubmodulePlusPrefetch) {
   // fc1 is the largest submodule: 25600 x 102400 weights + 102400 bias; + 5e7 prefetched; fp16 (2 B).
   const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7);
   // Buffers with full recompute = one layer's full activations + ZeRO-2/3 buckets (2 x 25 MB) + gathers.
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const double one_layer = 8.0 * layer_saved(g);  // micro-batch 8, tp 1
   EXPECT_NEAR(e.memory.buffers.value, one_layer + 2 * 25e6 + gathered, 1.0);
 }
