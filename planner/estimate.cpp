@@ -17,11 +17,18 @@ double flops_of(const std::vector<Op>& ops, bool with_backward) {
   return f;
 }
 
-// Forward + backward FLOPs that model FLOPs count (the output layer over the model's vocabulary, not the
-// framework's padded one).
-double model_flops_of(const std::vector<Op>& ops) {
-  double f = 0;
-  for (const Op& op : ops) f += (op.fwd_flops + op.bwd_flops) * op.model_flops_share;
+// Forward + backward FLOPs executed, and the part model FLOPs count (the output layer over the model's
+// vocabulary, not the framework's padded one), in one pass.
+struct FlopSums {
+  double executed = 0, model = 0;
+};
+FlopSums forward_backward_flops(const std::vector<Op>& ops) {
+  FlopSums f;
+  for (const Op& op : ops) {
+    const double fb = op.fwd_flops + op.bwd_flops;
+    f.executed += fb;
+    f.model += fb * op.model_flops_share;
+  }
   return f;
 }
 
@@ -54,9 +61,10 @@ void count_parameters(const Scenario& s, const OpGraph& g, Estimate& e) {
 // recompute and the padded vocabulary add to the hardware's work. Needs e.tokens_per_step.
 void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
   const double seqs = static_cast<double>(s.training.global_batch);
-  const double layer_fb = flops_of(g.layer, true);
-  const double executed = seqs * (s.model.layers * layer_fb + flops_of(g.embedding, true) + flops_of(g.head, true));
-  const double model = seqs * (s.model.layers * model_flops_of(g.layer) + model_flops_of(g.embedding) + model_flops_of(g.head));
+  const FlopSums layer = forward_backward_flops(g.layer), embedding = forward_backward_flops(g.embedding),
+                 head = forward_backward_flops(g.head);
+  const double executed = seqs * (s.model.layers * layer.executed + embedding.executed + head.executed);
+  const double model = seqs * (s.model.layers * layer.model + embedding.model + head.model);
   double recompute = 0;
   switch (s.parallel.recompute.mode) {
     case RecomputeMode::none: break;
