@@ -40,8 +40,12 @@ Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision
 }
 
 bool gemm_aligned(Precision precision, const GemmDims& d) {
-  const double elements_per_16_bytes = 16.0 / gemm_input_bytes(precision);
-  const auto aligned = [&](double dim) { return std::fmod(dim, elements_per_16_bytes) == 0.0; };
+  // dim / (16 / bytes) is exact (a power-of-two scaling), so it is whole exactly when the dim is a multiple.
+  const double per_element = gemm_input_bytes(precision) / 16.0;
+  const auto aligned = [&](double dim) {
+    const double units = dim * per_element;
+    return units == std::floor(units);
+  };
   return aligned(d.m) && aligned(d.n) && aligned(d.k);
 }
 
