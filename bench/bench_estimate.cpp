@@ -17,7 +17,7 @@ BENCHMARK(BM_EstimateDefault);
 // The same with a prebuilt op graph, as a sweep over layouts uses it.
 void BM_EstimateSharedGraph(benchmark::State& state) {
   const tp::Scenario s = tp::default_scenario();
-  const tp::OpGraph g = tp::build_op_graph(s.model, s.training);
+  const tp::OpGraph g = tp::build_op_graph(s.model, s.training, s.parallel.tp);
   for (auto _ : state) benchmark::DoNotOptimize(tp::estimate(s, g));
   state.SetItemsProcessed(state.iterations());
 }

@@ -13,7 +13,7 @@ namespace {
 void BM_PlanLlama70B(benchmark::State& state) {
   const tp::Scenario s = tp::default_scenario();
   const tp::HardwareProfile hw = tp::profile_for(s);
-  const tp::OpGraph g = tp::build_op_graph(s.model, s.training);
+  const tp::OpGraph g = tp::build_op_graph(s.model, s.training, s.parallel.tp);
   for (auto _ : state) benchmark::DoNotOptimize(tp::make_plan(s, g, hw));
   state.SetItemsProcessed(state.iterations());
 }

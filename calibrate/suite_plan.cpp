@@ -162,7 +162,9 @@ std::vector<Measurement> kernel_cases(bool quick) {
 
 std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dtype) {
   std::vector<Measurement> out;
-  const OpGraph g = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
+  // The graph at this tp: the logits over the vocabulary the framework pads at this degree (the shape the
+  // planner asks gemm_seconds for).
+  const OpGraph g = build_op_graph(s.model, s.training, tp);
   const double mb_tokens = static_cast<double>(s.training.micro_batch) / std::max(1, s.parallel.cp);
   auto add = [&](const std::vector<Op>& ops) {
     for (const Op& op : ops) {

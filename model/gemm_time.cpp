@@ -39,9 +39,24 @@ Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision
   return Seconds(model.latency.value + busy);
 }
 
+bool gemm_aligned(Precision precision, const GemmDims& d) {
+  // dim / (16 / bytes) is exact (a power-of-two scaling), so it is whole exactly when the dim is a multiple.
+  const double per_element = gemm_input_bytes(precision) / 16.0;
+  const auto aligned = [&](double dim) {
+    const double units = dim * per_element;
+    return units == std::floor(units);
+  };
+  return aligned(d.m) && aligned(d.n) && aligned(d.k);
+}
+
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d) {
   if (const MeasuredGemm* g = hw.find_measured_gemm(precision, d.m, d.n, d.k)) return g->time;
-  return gemm_model_seconds(hw.gemm_for(precision), gpu, precision, d);
+  const GemmModel& model = hw.gemm_for(precision);
+  const Seconds fitted = gemm_model_seconds(model, gpu, precision, d);
+  const double peak = gpu.peak_for(precision).value;
+  if (gemm_aligned(precision, d) || peak <= 0 || d.flops() <= 0) return fitted;
+  const double align1 = model.latency.value + d.flops() / (kUnalignedGemmShareOfPeak * peak);
+  return Seconds(std::max(fitted.value, align1));
 }
 
 double sustained_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision) {

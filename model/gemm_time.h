@@ -22,8 +22,24 @@ double gemm_traffic_bytes(Precision p, const GemmDims& d);
 // The fitted model alone (hardware_profile.h, GemmModel), launch and latency floor included.
 Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision precision, const GemmDims& d);
 
-// Kernel time of one GEMM: the profile's measured time when exactly this (dtype, m, n, k) was measured,
-// else the fitted model. Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM).
+// cuBLAS's fallback for a GEMM whose leading dimensions are not multiples of 16 bytes: Hopper's TMA-based
+// kernels need 16-byte aligned strides (CUDA C++ Programming Guide, "Tensor Memory Access"; cuBLAS
+// documentation, "Tensor Core Usage"), so cuBLAS runs CUTLASS sm75 `align1` kernels that load one element
+// at a time. Measured on H100 (h100-pytorch-kernel-time.json, gpt2-1.5b-s1024-mb4, GPT-2's vocabulary of
+// 50,257 unpadded under Hugging Face: cutlass_75_tensorop_bf16_s1688gemm_bf16_*_align1, tn + nn + nt,
+// 16.44 ms for 3 x 2 x 4096 x 1600 x 50257 FLOP = 120 TFLOP/s): 0.12 of the 989 TFLOP/s dense bf16 peak.
+// H100 is the only generation measured; the share of peak is used for the others (docs/model.md §15).
+inline constexpr double kUnalignedGemmShareOfPeak = 0.12;
+
+// Whether every dimension of the GEMM is a multiple of 16 bytes of its operand type. The shape stands for
+// a layer's three GEMMs (forward, input gradient, weight gradient), and each of m, n, k is a leading
+// dimension of one of them.
+bool gemm_aligned(Precision precision, const GemmDims& d);
+
+// Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM):
+// the profile's measured time when exactly this (dtype, m, n, k) was measured (measured beats modelled,
+// aligned or not), else the fitted model, and for an unaligned shape at least the align1 kernels' time
+// (the model's latency + FLOPs / (kUnalignedGemmShareOfPeak x peak)).
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d);
 
 // Seconds per FLOP at the rate back-to-back GEMMs sustain under the power cap (the profile's

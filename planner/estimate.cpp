@@ -17,6 +17,21 @@ double flops_of(const std::vector<Op>& ops, bool with_backward) {
   return f;
 }
 
+// Forward + backward FLOPs executed, and the part model FLOPs count (the output layer over the model's
+// vocabulary, not the framework's padded one), in one pass.
+struct FlopSums {
+  double executed = 0, model = 0;
+};
+FlopSums forward_backward_flops(const std::vector<Op>& ops) {
+  FlopSums f;
+  for (const Op& op : ops) {
+    const double fb = op.fwd_flops + op.bwd_flops;
+    f.executed += fb;
+    f.model += fb * op.model_flops_share;
+  }
+  return f;
+}
+
 // Start from a default Estimate but keep the vectors' capacity (sweeps reuse one per thread).
 void reset_keeping_capacity(Estimate& e) {
   std::vector<MemoryBreakdown> stages = std::move(e.stages);
@@ -43,11 +58,13 @@ void count_parameters(const Scenario& s, const OpGraph& g, Estimate& e) {
 }
 
 // FLOPs per step (Narayanan et al. 2021, eq. 3 for GPT: 72 B s l h^2 (1 + s/6h + V/12lh)), with what
-// recompute adds. Needs e.tokens_per_step.
+// recompute and the padded vocabulary add to the hardware's work. Needs e.tokens_per_step.
 void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
   const double seqs = static_cast<double>(s.training.global_batch);
-  const double layer_fb = flops_of(g.layer, true);
-  const double model = seqs * (s.model.layers * layer_fb + flops_of(g.embedding, true) + flops_of(g.head, true));
+  const FlopSums layer = forward_backward_flops(g.layer), embedding = forward_backward_flops(g.embedding),
+                 head = forward_backward_flops(g.head);
+  const double executed = seqs * (s.model.layers * layer.executed + embedding.executed + head.executed);
+  const double model = seqs * (s.model.layers * layer.model + embedding.model + head.model);
   double recompute = 0;
   switch (s.parallel.recompute.mode) {
     case RecomputeMode::none: break;
@@ -64,7 +81,7 @@ void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
   }
   e.flops.model_per_step = Flop(model);
   e.flops.recompute_per_step = Flop(recompute);
-  e.flops.hardware_per_step = Flop(model + recompute);
+  e.flops.hardware_per_step = Flop(executed + recompute);
   e.flops.model_per_token = model / e.tokens_per_step;
 }
 
@@ -128,7 +145,7 @@ std::string violation_message(const Violation& v) {
 }
 
 Estimate estimate(const Scenario& s) {
-  return estimate(s, build_op_graph(s.model, s.training));
+  return estimate(s, build_op_graph(s.model, s.training, s.parallel.tp));
 }
 
 Estimate estimate(const Scenario& s, const OpGraph& g) {

@@ -103,6 +103,7 @@ struct StageMemoryInputs {
   StateBytesPerParam state_bytes;
   ActivationInputs activations;
   double weight_copy_bytes = 0;  // bytes per GEMM weight of autocast's 16-bit copies (0 without)
+  double vocab = 0;              // the op graph's vocabulary (padded as the framework pads it)
   double gathered_params = 0;    // ZeRO-3: parameters gathered at once
   double persistent_params = 0;  // ZeRO-3: per layer, parameters held whole (zero3_modules.h)
   std::int64_t micro_batches = 0;  // per replica per step

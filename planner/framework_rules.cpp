@@ -26,15 +26,41 @@ namespace {
 constexpr double kSdpaFlash2 = 0.61;
 
 const FrameworkRules kRules[] = {
-    {Framework::megatron, "megatron", LayerCode::fused, true, StatePrecision::fp32, 1.0,
-     "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py"},
-    {Framework::deepspeed, "deepspeed", LayerCode::eager, true, StatePrecision::fp32, kSdpaFlash2,
-     "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model", 5e7, 1e9,
-     1e9, true, true, 1e5},
-    {Framework::fsdp, "fsdp", LayerCode::eager, false, StatePrecision::fp32, kSdpaFlash2,
-     "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
-    {Framework::pytorch, "pytorch", LayerCode::eager, false, StatePrecision::same, kSdpaFlash2,
-     "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
+    {.framework = Framework::megatron,
+     .name = "megatron",
+     .layer_code = LayerCode::fused,
+     .persistent_gradients = true,
+     .default_state_precision = StatePrecision::fp32,
+     .attention_throughput = 1.0,
+     .source = "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py",
+     .vocab_multiple = 128},
+    {.framework = Framework::deepspeed,
+     .name = "deepspeed",
+     .layer_code = LayerCode::eager,
+     .persistent_gradients = true,
+     .default_state_precision = StatePrecision::fp32,
+     .attention_throughput = kSdpaFlash2,
+     .source = "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model",
+     .zero3_prefetch_parameters = 5e7,
+     .zero3_live_parameters = 1e9,
+     .zero3_reuse_distance = 1e9,
+     .reduce_every_micro_batch = true,
+     .recompute_regathers = true,
+     .zero3_persistence_threshold = 1e5},
+    {.framework = Framework::fsdp,
+     .name = "fsdp",
+     .layer_code = LayerCode::eager,
+     .persistent_gradients = false,
+     .default_state_precision = StatePrecision::fp32,
+     .attention_throughput = kSdpaFlash2,
+     .source = "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
+    {.framework = Framework::pytorch,
+     .name = "pytorch",
+     .layer_code = LayerCode::eager,
+     .persistent_gradients = false,
+     .default_state_precision = StatePrecision::same,
+     .attention_throughput = kSdpaFlash2,
+     .source = "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
 };
 
 // FP8 training through Transformer Engine (TE 1.8 transformer_engine/pytorch/module/layernorm_linear.py
@@ -49,6 +75,27 @@ void apply_te_fp8_saved(SavedTensorRules& r) {
   r.gemm_input = kFp8;
   r.fc2_input = kFp8;
   r.attention_out_extra = kFp8;
+}
+
+// Megatron-Core's vocab-parallel loss (core_r0.8.0 megatron/core/tensor_parallel/cross_entropy.py,
+// _VocabParallelCrossEntropy; the default, --cross-entropy-loss-fusion off): eager torch ops on the local
+// logits shard. Bytes per logit, the logits in `logits_bytes` (the output layer's dtype):
+//  forward  .float()                  read lb, write 4 (no copy when the logits are fp32 already)
+//           max(dim=-1)               read 4
+//           -= logits_max (in place)  read 4, write 4
+//           exp(out=) (in place)      read 4, write 4
+//           sum(dim=-1)               read 4
+//           div_(sum_exp) (in place)  read 4, write 4      -> 38 B with 16-bit logits
+//  backward grad_2d[arange, target] -= update: one element per row
+//           mul_(grad_output)         read 4, write 4
+//           autograd casts the fp32 gradient to the logits' dtype (the input's): read 4, write lb
+//                                                          -> 14 B with 16-bit logits
+// The per-row terms (target masks, the gathered logit, log of the sum, the three TP all-reduces of one
+// value per row) are left out: 1/V of the above.
+void apply_megatron_loss_traffic(SavedTensorRules& r, double logits_bytes) {
+  const bool upcast = logits_bytes < 4.0;
+  r.loss_forward_traffic = (upcast ? logits_bytes + 4.0 : 0.0) + 4.0 + 8.0 + 8.0 + 4.0 + 8.0;
+  r.loss_backward_traffic = 8.0 + (upcast ? 4.0 + logits_bytes : 0.0);
 }
 
 // Memory passes and kernels of the eager non-GEMM ops (step time), counted from their torch ops.
@@ -111,6 +158,12 @@ const FrameworkRules& framework_rules(Framework f) {
   return kRules[0];
 }
 
+std::int64_t padded_vocab(std::int64_t vocab, Framework f, int tp) {
+  const std::int64_t multiple = static_cast<std::int64_t>(framework_rules(f).vocab_multiple) * tp;
+  if (multiple <= 1) return vocab;
+  return (vocab + multiple - 1) / multiple * multiple;  // _vocab_size_with_padding: up to the next multiple
+}
+
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   SavedTensorRules r;
   const double bpv = stored_bytes(t.precision);
@@ -121,6 +174,8 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
     r.activation = act_width * bpv;
     r.head_input = bpv;
+    // The output layer runs in bf16 under FP8 training (op_graph.cpp), so its logits are 16-bit there.
+    apply_megatron_loss_traffic(r, t.precision == Precision::fp8 ? 2.0 : bpv);
     if (t.precision == Precision::fp8) apply_te_fp8_saved(r);
     return r;
   }

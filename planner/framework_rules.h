@@ -4,6 +4,7 @@
 // step time (memory passes of non-GEMM ops) consult this table instead of testing the framework.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 
 #include "specs.h"
@@ -54,9 +55,20 @@ struct FrameworkRules {
   // partition_parameters.py sets ds_persist). 0 where every parameter of a unit is sharded (FSDP2's
   // fully_shard, Megatron's distributed optimizer). planner/zero3_modules.h.
   double zero3_persistence_threshold = 0;
+  // The vocabulary is padded to a multiple of this x tp (0: kept as the model's config gives it): the
+  // embedding and output layer hold, the logits GEMM and the loss compute the padded rows. Megatron-LM's
+  // --make-vocab-size-divisible-by, default 128 (megatron/training/arguments.py; _vocab_size_with_padding in
+  // megatron/training/tokenizer/tokenizer.py, core_r0.8.0); NeMo 24.07 (megatron_base_model.py,
+  // make_vocab_size_divisible_by default 128) and Megatron-Bridge (gpt_provider.py with its performance
+  // configs' should_pad_vocab = True) pad alike. Hugging Face models keep the config's vocabulary.
+  int vocab_multiple = 0;
 };
 
 const FrameworkRules& framework_rules(Framework f);
+
+// The vocabulary framework `f` runs a model of `vocab` tokens with at tensor parallelism `tp`: rounded up to
+// a multiple of vocab_multiple x tp (Megatron: 128256 at tp 8 -> 129024), or `vocab` unchanged.
+std::int64_t padded_vocab(std::int64_t vocab, Framework f, int tp);
 
 // Bytes per element that the layer code keeps for backward, by op family, for one framework under
 // the scenario's precision, autocast and compile settings. Counts distinct storages (a tensor two
@@ -74,6 +86,10 @@ struct SavedTensorRules {
   double head_input = 2;     // per element of the output layer's input
   // Loss on the logits, per logit: saved, and extra working memory at the forward and backward peak.
   double loss_saved = 4, loss_forward_extra = 0, loss_backward_extra = 0;
+  // HBM bytes per logit that the loss's forward and backward move when it is timed at the generic memory
+  // efficiency (Megatron's vocab-parallel loss, counted from its torch ops in framework_rules.cpp); eager
+  // code times its loss as the measured cross_entropy kernel class instead.
+  double loss_forward_traffic = 12, loss_backward_traffic = 24;
   bool autocast_weight_copies = false;  // 16-bit copies of the GEMM weights cached until backward
 
   // Time of eager non-GEMM ops: each is timed by its kernel class's bandwidth (profile) over its

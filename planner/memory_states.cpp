@@ -67,7 +67,7 @@ ModelParamShares model_param_shares(const Scenario& s, const OpGraph& g, const S
   ModelParamShares shares{params_of(g.layer, l), params_of(g.embedding, l), params_of(g.head, l)};
   if (s.model.tied_embeddings && s.parallel.pp > 1) {
     // The last stage keeps its own copy of the word embedding for the output layer (Megatron).
-    const double v = static_cast<double>(s.model.vocab), h = static_cast<double>(s.model.hidden);
+    const double v = static_cast<double>(g.vocab), h = static_cast<double>(s.model.hidden);
     shares.head.dense += v * h / s.parallel.tp;
     shares.head.adafactor_state += 4.0 * (v + h / s.parallel.tp);
   }

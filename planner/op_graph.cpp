@@ -7,6 +7,7 @@
 #include "attention_flops.h"
 #include "kernel_class.h"
 #include "op_graph_comm.h"
+#include "op_graph_kernels.h"
 
 namespace tp {
 namespace {
@@ -68,289 +69,248 @@ Op elementwise_op(const char* name, Block block, double saved, TpSplit split, do
 
 double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
 
-void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
-  op.kernel_class = static_cast<int>(fwd);
-  op.kernel_class_backward = static_cast<int>(bwd);
-  op.passes = passes;
-  op.kernels = kernels;
-}
-
-// Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
-// before the GEMMs that read a norm's output (read fp32, write 16 bits, per reading module).
-void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s) {
-  const bool rms = m.norm == Norm::rmsnorm;
-  std::vector<Op> out;
-  out.reserve(ops.size() + 4);
-  for (Op op : ops) {
-    const std::string name = op.name;
-    if (op.kind == OpKind::norm) {
-      set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
-                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
-    } else if (name == "attention_residual" || name == "mlp_residual") {
-      set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
-    } else if (op.kind == OpKind::elementwise && op.block == Block::mlp && name != "expert_combine") {
-      const bool glu = m.activation == Activation::swiglu;
-      set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
-                  glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
-    }
-    out.push_back(op);
-    if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
-      Op cast = op;
-      cast.name = "autocast_cast_activation";
-      cast.saved_bytes = 0;
-      cast.bytes_moved = s * static_cast<double>(op.expert ? m.moe.expert_ffn_hidden : m.ffn_hidden) * (4.0 + 2.0);
-      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, 1);
-      out.push_back(cast);
-    }
-    if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
-      const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
-                           : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
-                                                      : 1.0;
-      Op cast;
-      cast.name = "autocast_cast";
-      cast.kind = OpKind::elementwise;
-      cast.block = op.block;
-      cast.flops_split = TpSplit::seq_tp;
-      cast.saved_split = TpSplit::seq_tp;
-      cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
-      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
-      out.push_back(cast);
-    }
-  }
-  ops = std::move(out);
-}
-
-// One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
-// only, moving `bytes` (unsplit) split as `split` over the TP ranks.
-Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
-  Op op = elementwise_op(name, block, 0.0, split, bytes);  // keeps nothing for backward
-  op.expert = expert;
-  set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
-  op.forward_share = forward ? 1.0 : 0.0;
-  op.backward_share = forward ? 0.0 : 1.0;
-  return op;
-}
-
-// FP8 training with Transformer Engine (docs/model.md, "FP8 training"): every FP8 GEMM's operands are
-// quantized by memory-bound kernels the 16-bit code does not run. Per GEMM with input X [t x in] and
-// output Y [t x out] (TE 1.x, transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py
-// grad_output_preprocess):
-//  - input fed by a fused norm (TELayerNormColumnParallelLinear: qkv, fc1): the norm kernel writes FP8
-//    itself; the weight-gradient GEMM needs X^T: fp8_transpose of the gathered input in the backward
-//    (read 1 B, write 1 B per element, over the full sequence: ln_out_total).
-//  - any other input (attention_out, fc2, experts): fp8_cast_transpose_fused in the forward (read 2 B,
-//    write FP8 X and FP8 X^T: 4 B per element).
-//  - output gradient, column-parallel: fp8_cast_transpose(_bgrad)_fused (4 B per element, split by tp);
-//    row-parallel: cast_to_fp8 of the local (sequence-parallel) shard (3 B), gathered in FP8, then
-//    fp8_transpose of the gathered tensor (2 B per element of the full sequence).
-// All are timed at the cast_to_16bit kernel class (a one-pass cast, the nearest measured class).
-void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
-  std::vector<Op> out;
-  out.reserve(2 * ops.size());
-  for (const Op& op : ops) {
-    const bool fp8 = op.kind == OpKind::gemm && op.compute_precision == Precision::fp8 && op.gemm_rows > 0;
-    if (!fp8) {
-      out.push_back(op);
-      continue;
-    }
-    const double tokens = op.fwd_flops / (2.0 * op.gemm_rows * op.gemm_cols);  // all copies together
-    const double in_elems = tokens * op.gemm_rows;
-    const double out_elems = tokens * op.gemm_cols;
-    const std::string name = op.name;
-    const bool from_norm = norm_fused && !op.expert && (name == "qkv" || name == "fc1");
-    if (from_norm) {
-      out.push_back(op);
-      out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
-    } else {
-      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems,
-                                    op.row_parallel ? TpSplit::tp : op.saved_split, true));
-      out.push_back(op);
-    }
-    if (op.row_parallel) {
-      out.push_back(fp8_quantize_op("fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false));
-      out.push_back(fp8_quantize_op("fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false));
-    } else {
-      out.push_back(fp8_quantize_op("fp8_cast_transpose_grad_output", op.block, op.expert, 4.0 * out_elems, TpSplit::tp, false));
-    }
-  }
-  ops = std::move(out);
-}
-
 }  // namespace
 
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
   TrainingSpec t;
   t.precision = precision;
-  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m));
+  return build_op_graph(m, seq, precision, flash_attention, saved_tensor_rules(t, m), m.vocab);
 }
 
-OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t) {
-  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m));
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp) {
+  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m),
+                        padded_vocab(m.vocab, t.framework, tp));
 }
 
-// Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
-// Korthikanti's Table 2.
-OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
-                       const SavedTensorRules& r) {
-  OpGraph g;
-  const double s = static_cast<double>(seq);
-  const double h = static_cast<double>(m.hidden);
-  const double a = static_cast<double>(m.heads);
-  const double q_dim = a * static_cast<double>(m.head_dim);
-  const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
-  const double bpv = stored_bytes(precision);
-  const double mask = m.dropout ? 1.0 : 0.0;  // dropout masks are 1 byte per element
-  const double v = static_cast<double>(m.vocab);
-  g.layer_input_bytes = s * h * r.residual;
-  const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;   // modules reading the norm output
-  const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
+namespace {
 
+// What every block builder needs: the model, the framework's saved-tensor rules and the per-sequence
+// sizes derived from them (one sequence of s tokens, unsplit).
+struct Sizes {
+  const ModelSpec& m;
+  const SavedTensorRules& r;
+  Precision precision;
+  bool flash_attention;
+  double s, h, a, q_dim, kv_dim;
+  double bpv;   // bytes per stored value in the training precision
+  double mask;  // dropout masks are 1 byte per element (0 without dropout)
   // Communication entries sit beside the compute ops: TP collectives after each block's norm (input
   // side) and before its residual add (output side), the CP ring exchange before the attention core, the
   // MoE all-to-alls around the experts. Their bytes are in the training precision (what the GEMMs read
   // and write): `act_bytes` = s x h.
-  const double act_bytes = s * h * bpv;
+  double act_bytes;
+};
 
-  // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
-  auto& L = g.layer;
-  L.reserve(48);
+Sizes sizes_of(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention, const SavedTensorRules& r) {
+  const double s = static_cast<double>(seq);
+  const double h = static_cast<double>(m.hidden);
+  const double a = static_cast<double>(m.heads);
+  const double bpv = stored_bytes(precision);
+  return Sizes{m, r, precision, flash_attention, s, h, a, a * static_cast<double>(m.head_dim),
+               static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim), bpv, m.dropout ? 1.0 : 0.0, s * h * bpv};
+}
+
+// The attention core and the tensor it keeps beside Q, K, V: the fp32 log-sum-exp (FlashAttention) or
+// the s x s scores.
+void add_attention_core(std::vector<Op>& L, const Sizes& x) {
+  const ModelSpec& m = x.m;
+  const double s = x.s, a = x.a, q_dim = x.q_dim, kv_dim = x.kv_dim, bpv = x.bpv;
+  Op core;
+  core.name = "attention_core";
+  core.kind = OpKind::attention_core;
+  core.block = Block::attention;
+  // QK^T and softmax(.)V: 2 * (2 s^2 d) per head, full (non-causal) count as in Megatron's formula.
+  core.fwd_flops = attention_forward_flops(1.0, a, s, s, static_cast<double>(m.head_dim));
+  core.bwd_flops = kAttentionBackwardFactor * core.fwd_flops;
+  core.saved_bytes = s * (q_dim + 2.0 * kv_dim) * bpv;  // Q, K, V
+  core.saved_split = TpSplit::tp;
+  core.bytes_moved = s * (2.0 * q_dim + 2.0 * kv_dim) * bpv;  // read Q, K, V; write O
+  if (!x.flash_attention) core.bytes_moved += 4.0 * a * s * s * bpv;  // scores written and read twice
+  L.push_back(core);
+  Op scores = elementwise_op("attention_scores", Block::attention, 0.0, TpSplit::tp);
+  if (x.flash_attention) {
+    scores.name = "attention_logsumexp";
+    scores.saved_bytes = a * s * 4.0;  // fp32 log-sum-exp per row
+  } else {
+    // softmax output (bpv), dropout mask (1 B) and dropout output (bpv) per score.
+    scores.saved_bytes = a * s * s * (bpv + (m.dropout ? 1.0 + bpv : 0.0));
+    scores.attention_scores = true;
+  }
+  L.push_back(scores);
+}
+
+// --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
+void add_attention_block(std::vector<Op>& L, const Sizes& x) {
+  const ModelSpec& m = x.m;
+  const SavedTensorRules& r = x.r;
+  const double s = x.s, h = x.h, q_dim = x.q_dim, kv_dim = x.kv_dim, bpv = x.bpv;
+  const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;  // modules reading the norm output
   L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
-  add_tp_input_operator(L, Block::attention, act_bytes);
+  add_tp_input_operator(L, Block::attention, x.act_bytes);
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   add_cp_kv_exchange(L, s * 2.0 * kv_dim * bpv);
-  {
-    Op core;
-    core.name = "attention_core";
-    core.kind = OpKind::attention_core;
-    core.block = Block::attention;
-    // QK^T and softmax(.)V: 2 * (2 s^2 d) per head, full (non-causal) count as in Megatron's formula.
-    core.fwd_flops = attention_forward_flops(1.0, a, s, s, static_cast<double>(m.head_dim));
-    core.bwd_flops = kAttentionBackwardFactor * core.fwd_flops;
-    core.saved_bytes = s * (q_dim + 2.0 * kv_dim) * bpv;  // Q, K, V
-    core.saved_split = TpSplit::tp;
-    core.bytes_moved = s * (2.0 * q_dim + 2.0 * kv_dim) * bpv;  // read Q, K, V; write O
-    if (!flash_attention) core.bytes_moved += 4.0 * a * s * s * bpv;  // scores written and read twice
-    L.push_back(core);
-    Op scores = elementwise_op("attention_scores", Block::attention, 0.0, TpSplit::tp);
-    if (flash_attention) {
-      scores.name = "attention_logsumexp";
-      scores.saved_bytes = a * s * 4.0;  // fp32 log-sum-exp per row
-    } else {
-      // softmax output (bpv), dropout mask (1 B) and dropout output (bpv) per score.
-      scores.saved_bytes = a * s * s * (bpv + (m.dropout ? 1.0 + bpv : 0.0));
-      scores.attention_scores = true;
-    }
-    L.push_back(scores);
-  }
+  add_attention_core(L, x);
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
                       s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
-  add_tp_output_operator(L, Block::attention, act_bytes);
+  add_tp_output_operator(L, Block::attention, x.act_bytes);
   // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
-  L.push_back(elementwise_op("attention_residual", Block::attention, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
+  L.push_back(elementwise_op("attention_residual", Block::attention, s * h * x.mask, TpSplit::seq_tp, s * h * (3.0 * bpv + x.mask)));
+}
 
-  // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
-  L.push_back(norm_op("mlp_norm", Block::mlp, m, s, bpv, r.norm));
-  add_tp_input_operator(L, Block::mlp, act_bytes);
-  if (!m.moe.enabled()) {
-    const double f = static_cast<double>(m.ffn_hidden);
-    L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
-                        s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
-    L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
-                               s * f * bpv * (fc1_width(m.activation) + 1.0)));
-    L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
-  } else {
-    const double e = static_cast<double>(m.moe.experts);
-    const double k = static_cast<double>(m.moe.top_k);
-    const double cap = m.moe.capacity_factor;
-    const double f = static_cast<double>(m.moe.expert_ffn_hidden);
-    // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
-    // Replicated on every TP rank: neither column- nor row-parallel.
-    Op router = gemm_op("router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
-    router.params_replicated = router.params_split;
-    router.params_split = 0;
-    router.flops_split = TpSplit::none;
-    L.push_back(router);
-    // Each token visits top_k experts; buffers hold capacity_factor x the even share.
-    const double routed = k * s;
-    add_ep_all_to_all(L, "ep_dispatch", k * act_bytes);
-    Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
-                     cap * routed * h * bpv, TpSplit::none, e);
-    fc1.expert = true;
-    fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
-    fc1.bwd_flops = 2.0 * fc1.fwd_flops;
-    L.push_back(fc1);
-    Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
-                            TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
-    act.expert = true;
-    L.push_back(act);
-    Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
-    fc2.expert = true;
-    fc2.fwd_flops = 2.0 * routed * f * h;
-    fc2.bwd_flops = 2.0 * fc2.fwd_flops;
-    L.push_back(fc2);
-    add_ep_all_to_all(L, "ep_combine", k * act_bytes);
-    // Combining the expert outputs weighted by the router probabilities keeps the outputs.
-    L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
-  }
-  add_tp_output_operator(L, Block::mlp, act_bytes);
-  L.push_back(elementwise_op("mlp_residual", Block::mlp, s * h * mask, TpSplit::seq_tp, s * h * (3.0 * bpv + mask)));
+// Dense MLP: fc1 (gate and up for SwiGLU), the activation, fc2.
+void add_dense_mlp(std::vector<Op>& L, const Sizes& x) {
+  const ModelSpec& m = x.m;
+  const SavedTensorRules& r = x.r;
+  const double s = x.s, h = x.h, bpv = x.bpv;
+  const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
+  const double f = static_cast<double>(m.ffn_hidden);
+  L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
+                      s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
+  L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
+                             s * f * bpv * (fc1_width(m.activation) + 1.0)));
+  L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
+}
 
-  if (r.eager_kernels && m.position == Position::rope) {
-    Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * s * (q_dim + kv_dim) * bpv);
+// MoE MLP: the router, the expert all-to-alls and the experts' GEMMs over the routed tokens.
+void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
+  const ModelSpec& m = x.m;
+  const SavedTensorRules& r = x.r;
+  const double s = x.s, h = x.h, bpv = x.bpv;
+  const double e = static_cast<double>(m.moe.experts);
+  const double k = static_cast<double>(m.moe.top_k);
+  const double cap = m.moe.capacity_factor;
+  const double f = static_cast<double>(m.moe.expert_ffn_hidden);
+  // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
+  // Replicated on every TP rank: neither column- nor row-parallel.
+  Op router = gemm_op("router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
+  router.params_replicated = router.params_split;
+  router.params_split = 0;
+  router.flops_split = TpSplit::none;
+  L.push_back(router);
+  // Each token visits top_k experts; buffers hold capacity_factor x the even share.
+  const double routed = k * s;
+  add_ep_all_to_all(L, "ep_dispatch", k * x.act_bytes);
+  Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
+                   cap * routed * h * bpv, TpSplit::none, e);
+  fc1.expert = true;
+  fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
+  fc1.bwd_flops = 2.0 * fc1.fwd_flops;
+  L.push_back(fc1);
+  Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
+                          TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
+  act.expert = true;
+  L.push_back(act);
+  Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
+  fc2.expert = true;
+  fc2.fwd_flops = 2.0 * routed * f * h;
+  fc2.bwd_flops = 2.0 * fc2.fwd_flops;
+  L.push_back(fc2);
+  add_ep_all_to_all(L, "ep_combine", k * x.act_bytes);
+  // Combining the expert outputs weighted by the router probabilities keeps the outputs.
+  L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
+}
+
+// --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
+void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
+  L.push_back(norm_op("mlp_norm", Block::mlp, x.m, x.s, x.bpv, x.r.norm));
+  add_tp_input_operator(L, Block::mlp, x.act_bytes);
+  if (!x.m.moe.enabled()) add_dense_mlp(L, x);
+  else add_moe_mlp(L, x);
+  add_tp_output_operator(L, Block::mlp, x.act_bytes);
+  L.push_back(elementwise_op("mlp_residual", Block::mlp, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask)));
+}
+
+// What the layer code adds around the blocks: eager RoPE and kernel classes, the GEMMs' dtype and FP8
+// training's quantization kernels.
+void finish_layer(std::vector<Op>& L, const Sizes& x) {
+  const SavedTensorRules& r = x.r;
+  if (r.eager_kernels && x.m.position == Position::rope) {
+    Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
     set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
     auto qkv = std::find_if(L.begin(), L.end(), [](const Op& op) { return std::strcmp(op.name, "qkv") == 0; });
     L.insert(qkv + 1, rope);  // after the qkv GEMM
   }
-  if (r.eager_kernels) apply_eager_kernels(L, m, r, s);
+  if (r.eager_kernels) apply_eager_kernels(L, x.m, r, x.s);
   for (Op& op : L) {
     // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
-    if (op.kind == OpKind::gemm) op.compute_precision = precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : precision;
+    if (op.kind == OpKind::gemm) op.compute_precision = x.precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : x.precision;
   }
-  if (precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels);
-  add_step_collectives(g.step, act_bytes);
+  if (x.precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels);
+}
 
-  // --- embedding (first stage): vocabulary-parallel word embedding, replicated positions ---
-  {
-    Op emb;
-    emb.name = "embedding";
-    emb.kind = OpKind::embedding;
-    emb.block = Block::step;
-    emb.params_split = v * h;
-    emb.gemm_rows = v;
-    emb.gemm_cols = h;
-    emb.gemm_count = 1;
-    if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
-    emb.flops_split = TpSplit::seq_tp;
-    g.embedding.push_back(emb);
-    if (m.embedding_norm) g.embedding.push_back(norm_op("embedding_norm", Block::step, m, s, bpv, r.norm));
-    g.embedding.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
-    if (m.dropout) g.embedding.push_back(elementwise_op("embedding_dropout", Block::step, s * h * mask, TpSplit::seq_tp, s * h * (2.0 * bpv + mask)));
-  }
+// --- embedding (first stage): vocabulary-parallel word embedding over `v` rows, replicated positions ---
+void add_embedding(std::vector<Op>& E, const Sizes& x, double v) {
+  const ModelSpec& m = x.m;
+  const double s = x.s, h = x.h, bpv = x.bpv;
+  Op emb;
+  emb.name = "embedding";
+  emb.kind = OpKind::embedding;
+  emb.block = Block::step;
+  emb.params_split = v * h;
+  emb.gemm_rows = v;
+  emb.gemm_cols = h;
+  emb.gemm_count = 1;
+  if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
+  emb.flops_split = TpSplit::seq_tp;
+  E.push_back(emb);
+  if (m.embedding_norm) E.push_back(norm_op("embedding_norm", Block::step, m, s, bpv, x.r.norm));
+  E.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
+  if (m.dropout) E.push_back(elementwise_op("embedding_dropout", Block::step, s * h * x.mask, TpSplit::seq_tp, s * h * (2.0 * bpv + x.mask)));
+}
 
-  // --- head (last stage): final norm, output layer, cross-entropy on fp32 logits ---
-  g.head.push_back(norm_op("final_norm", Block::head, m, s, bpv, r.norm));
-  if (r.eager_kernels) apply_eager_kernels(g.head, m, r, s);
-  {
-    Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
-    if (m.tied_embeddings) {
-      out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
-    }
-    // Megatron's output layer is tensor_parallel.ColumnParallelLinear, not a Transformer Engine module:
-    // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
-    out.compute_precision = precision == Precision::fp8 ? Precision::bf16 : precision;
-    g.head.push_back(out);
-    g.head.push_back(elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, 3.0 * s * v * 4.0));
-    g.head.back().kind = OpKind::loss;
-    g.head.back().working_forward = s * v * r.loss_forward_extra;
-    g.head.back().working_backward = s * v * r.loss_backward_extra;
-    if (r.eager_kernels) {
-      // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
-      set_kernels(g.head.back(), KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
-      g.head.back().bytes_moved = 12.0 * s * v;
-    }
+// --- head (last stage): final norm, output layer over `v` columns, cross-entropy on fp32 logits ---
+void add_head(std::vector<Op>& H, const Sizes& x, double v) {
+  const ModelSpec& m = x.m;
+  const SavedTensorRules& r = x.r;
+  const double s = x.s, h = x.h;
+  H.push_back(norm_op("final_norm", Block::head, m, s, x.bpv, r.norm));
+  if (r.eager_kernels) apply_eager_kernels(H, m, r, s);
+  Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
+  // Model FLOPs count the model's vocabulary; the padded columns are hardware work (docs/model.md §4).
+  out.model_flops_share = static_cast<double>(m.vocab) / v;
+  if (m.tied_embeddings) {
+    out.params_split = 0;  // shares the word embedding (a copy lives on the last stage when pp > 1)
   }
+  // Megatron's output layer is tensor_parallel.ColumnParallelLinear, not a Transformer Engine module:
+  // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
+  out.compute_precision = x.precision == Precision::fp8 ? Precision::bf16 : x.precision;
+  H.push_back(out);
+  // Its traffic per logit counted from the framework's loss code (framework_rules.cpp), over the
+  // (padded) vocabulary: every row of the logits is reduced, padded columns included.
+  Op loss = elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, s * v * r.loss_forward_traffic);
+  loss.kind = OpKind::loss;
+  loss.backward_share = r.loss_backward_traffic / r.loss_forward_traffic;
+  loss.row_length = v;
+  loss.working_forward = s * v * r.loss_forward_extra;
+  loss.working_backward = s * v * r.loss_backward_extra;
+  if (r.eager_kernels) {
+    // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
+    set_kernels(loss, KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
+    loss.bytes_moved = 12.0 * s * v;
+  }
+  H.push_back(loss);
+}
+
+}  // namespace
+
+// Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
+// Korthikanti's Table 2.
+OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
+                       const SavedTensorRules& r, std::int64_t vocab) {
+  const Sizes x = sizes_of(m, seq, precision, flash_attention, r);
+  OpGraph g;
+  g.vocab = vocab;
+  g.layer_input_bytes = x.s * x.h * r.residual;
+  g.layer.reserve(48);
+  add_attention_block(g.layer, x);
+  add_mlp_block(g.layer, x);
+  finish_layer(g.layer, x);
+  add_step_collectives(g.step, x.act_bytes);
+  const double v = static_cast<double>(vocab);
+  add_embedding(g.embedding, x, v);
+  add_head(g.head, x, v);
   return g;
 }
 

@@ -97,6 +97,9 @@ struct Op {
 
   double fwd_flops = 0;  // matmul FLOPs of the forward pass, all TP ranks together (1 MAC = 2 FLOP)
   double bwd_flops = 0;  // input-gradient + weight-gradient FLOPs
+  // Share of those FLOPs that model FLOPs (the MFU numerator) count: the output layer over a padded
+  // vocabulary counts the model's vocabulary, V / V_padded (docs/model.md §4); the rest is hardware work.
+  double model_flops_share = 1.0;
   TpSplit flops_split = TpSplit::tp;
   // GEMMs: the dtype the GEMM runs in, timed through gemm_seconds at that dtype. FP8 training runs the
   // transformer layers' Linear modules in FP8 and keeps the output layer and the MoE router in bf16
@@ -105,6 +108,8 @@ struct Op {
   bool row_parallel = false;  // GEMMs: row-parallel (input split by tp) rather than column-parallel
 
   double bytes_moved = 0;  // HBM bytes read + written by the forward kernel (roofline of memory-bound ops)
+  // Row-wise kernels (norms, loss): elements one row reduces, before the split (0: the hidden size).
+  double row_length = 0;
 
   double saved_bytes = 0;  // bytes kept for backward
   TpSplit saved_split = TpSplit::tp;
@@ -120,11 +125,13 @@ struct Op {
   int kernel_class_backward = -1;
   double passes = 1.0;
   double kernels = 1.0;
-  // Kernel-class ops: bytes of the forward and of the backward as multiples of bytes_moved x passes.
-  // The backward of an elementwise op reads the output gradient and the input and writes the input
-  // gradient (1.5x); FP8 quantization ops run in one pass only (0 in the other).
+  // Bytes of the forward and of the backward as multiples of bytes_moved (x passes for kernel-class ops).
+  // Memory-bound ops at the generic efficiency: the backward moves twice the forward's bytes unless the op
+  // counts its own (Megatron's loss). Kernel-class ops (set_kernels): the backward of an elementwise op
+  // reads the output gradient and the input and writes the input gradient (1.5x); FP8 quantization ops
+  // run in one pass only (0 in the other).
   double forward_share = 1.0;
-  double backward_share = 1.5;
+  double backward_share = 2.0;
   Comm comm;  // OpKind::collective only: no parameters, FLOPs or saved bytes
 };
 
@@ -136,15 +143,20 @@ struct OpGraph {
   // stages and the data-parallel gradient reduce and ZeRO parameter gathers.
   std::vector<Op> step;
   double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
+  // The vocabulary the embedding, the output layer and the loss run over: the model's, padded as the
+  // framework pads it at the layout's tp (framework_rules.h, padded_vocab).
+  std::int64_t vocab = 0;
 };
 
-// Builds the graph for sequences of `seq` tokens trained in `precision` with Megatron's fused layer code.
-// `flash_attention` keeps only the log-sum-exp instead of the s x s score tensors.
+// Builds the graph for sequences of `seq` tokens trained in `precision` with Megatron's fused layer code,
+// over the model's own vocabulary (no padding). `flash_attention` keeps only the log-sum-exp instead of
+// the s x s score tensors.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention);
-// The same for the scenario's framework, autocast and compile settings (planner/framework_rules.h).
-OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t);
+// The same for the scenario's framework, autocast and compile settings (planner/framework_rules.h), over
+// the vocabulary the framework runs at tensor parallelism `tp` (padded_vocab).
+OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp);
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
-                       const SavedTensorRules& rules);
+                       const SavedTensorRules& rules, std::int64_t vocab);
 
 // Exact parameter count of the model (embeddings counted once when tied).
 double total_parameters(const ModelSpec& m);

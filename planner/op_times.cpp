@@ -19,33 +19,16 @@ struct PassTimes {
   double fwd = 0, bwd = 0;
 };
 
-// A GEMM whose operand or output leading dimension is not a multiple of 16 bytes cannot use Hopper's
-// TMA-based cuBLAS kernels (TMA needs 16-byte aligned strides: CUDA C++ Programming Guide, "Tensor Memory
-// Access"; cuBLAS docs, "Tensor Core Usage": best with dimensions multiple of 16 bytes); cuBLAS runs
-// CUTLASS sm75 `align1` kernels that load one element at a time. Hugging Face keeps GPT-2's vocabulary of
-// 50,257 unpadded, so its output layer's three GEMMs run there; Megatron pads the vocabulary to a multiple
-// of 128 (megatron/training/tokenizer, _vocab_size_with_padding), so only eager code is concerned.
-// Measured on H100 (h100-pytorch-kernel-time.json, gpt2-1.5b-s1024-mb4: cutlass_75_tensorop_bf16_s1688gemm
-// _bf16_*_align1, tn + nn + nt, 16.44 ms for 3 x 2 x 4096 x 1600 x 50257 FLOP = 120 TFLOP/s): 0.12 of the
-// 989 TFLOP/s dense bf16 peak; the only generation measured, used as a share of peak elsewhere.
-constexpr double kMisalignedGemmShareOfPeak = 0.12;
-
-bool misaligned_gemm(const Op& op, const OpTimeContext& c, double split) {
-  if (framework_rules(c.s.training.framework).layer_code != LayerCode::eager) return false;
-  const double elements_per_16_bytes = 16.0 / gemm_input_bytes(op.compute_precision);
-  const auto aligned = [&](double dim) { return std::fmod(dim, elements_per_16_bytes) == 0.0; };
-  return !aligned(op.gemm_cols / split) || !aligned(op.gemm_rows);
-}
-
-// A GEMM: the op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h),
-// at least its memory time; the backward does the input and weight gradients.
+// A GEMM: the op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h:
+// measured, fitted, or cuBLAS's align1 fallback for a shape that is not 16-byte aligned), at least its
+// memory time; the backward does the input and weight gradients.
 PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double tokens, double launch, double mem_time) {
   const double split = op.flops_split == TpSplit::none ? 1.0 : c.tp;
   const double flops = op.fwd_flops * c.b / c.cp / split;
   const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
   // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
   const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
-  double per_flop =
+  const double per_flop =
       std::max(floor, dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0);
   // TE's TP-communication overlap runs the forward and input-gradient GEMMs in token chunks
   // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
@@ -56,10 +39,6 @@ PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double tokens, doub
                       : per_flop;
   };
   const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
-  if (misaligned_gemm(op, c, split)) {
-    // cuBLAS' fallback kernels for a leading dimension that is not 16-byte aligned (docs/model.md §20).
-    per_flop = std::max(per_flop, 1.0 / (c.s.cluster.gpu.peak_for(op.compute_precision).value * kMisalignedGemmShareOfPeak));
-  }
   const double fwd = std::max(flops * per_flop_in(ub.forward_splits), mem_time) + launch;
   const double bwd = std::max(0.5 * bwd_flops * (per_flop_in(ub.dgrad_splits) + per_flop), 2 * mem_time) + 2 * launch;
   return {fwd, bwd};
@@ -101,9 +80,9 @@ PassTimes kernel_class_op_time(const Op& op, const OpTimeContext& c, double laun
   // several elementwise kernels has no row term); the call's fixed cost is the launch term here.
   const auto class_bw = [&](int k) {
     const KernelClass kc = static_cast<KernelClass>(k);
-    const double row = op.kernels > 1 ? 0.0
-                       : kc == KernelClass::cross_entropy ? static_cast<double>(c.s.model.vocab) / c.tp
-                                                          : static_cast<double>(c.s.model.hidden);
+    const double row = op.kernels > 1        ? 0.0
+                       : op.row_length > 0 ? tp_share(op.row_length, op.flops_split, c.tp, c.sp)
+                                           : static_cast<double>(c.s.model.hidden);
     return kernel_class_bandwidth(c.hw, c.s.cluster.gpu, kc, row);
   };
   const double bytes = moved * op.passes;
@@ -151,8 +130,8 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
           t.bwd += x.bwd;
           break;
         }
-        t.fwd += mem_time + launch;
-        t.bwd += 2 * mem_time + launch;
+        t.fwd += op.forward_share * mem_time + launch;
+        t.bwd += op.backward_share * mem_time + launch;  // twice the forward's bytes unless the op counts its own
         if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
         break;
       }

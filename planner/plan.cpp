@@ -3,7 +3,7 @@
 namespace tp {
 
 Plan make_plan(const Scenario& s, const HardwareProfile& hw) {
-  return make_plan(s, build_op_graph(s.model, s.training),
+  return make_plan(s, build_op_graph(s.model, s.training, s.parallel.tp),
                    hw);
 }
 

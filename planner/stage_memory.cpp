@@ -13,7 +13,7 @@ namespace {
 double weight_copies(const Scenario& s, const StageMemoryInputs& in, const ParamShare& ps, bool last) {
   double copies = in.weight_copy_bytes * ps.gemm;
   if (last && s.model.tied_embeddings && s.parallel.pp == 1) {
-    copies += in.weight_copy_bytes * static_cast<double>(s.model.vocab) * s.model.hidden / s.parallel.tp;
+    copies += in.weight_copy_bytes * in.vocab * s.model.hidden / s.parallel.tp;
   }
   return copies;
 }
@@ -79,6 +79,7 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::
   in.state_bytes = state_bytes_per_param(s);
   in.activations = activation_inputs(s, g, in.layout);
   in.weight_copy_bytes = saved_tensor_rules(s.training, s.model).autocast_weight_copies ? 2.0 : 0.0;
+  in.vocab = static_cast<double>(g.vocab);
   in.framework = &framework_rules(s.training.framework);
   if (s.parallel.zero >= 3) {  // read only then (stage_buffers); the sweep's hot path skips it otherwise
     const Zero3Modules modules =

@@ -215,21 +215,32 @@ class SweepRun {
     return false;
   }
 
-  // The op graph of the point's model and training settings, rebuilt only when they change.
+  // The op graph of the point's model, training settings and padded vocabulary, rebuilt only when the
+  // settings change; the graphs of the vocabularies already seen are kept (the vocabulary follows tp).
   static void ensure_graph(ThreadState& ts, const SweepBase& base) {
     const Scenario& s = ts.work;
-    if (ts.graph_valid && ts.graph_base == &base.scenario && ts.graph_seq == s.training.sequence_length &&
-        ts.graph_precision == s.training.precision && ts.graph_flash == s.training.flash_attention &&
-        ts.graph_code == graph_code_of(s.training)) {
-      return;
+    const bool same_settings = ts.graph_valid && ts.graph_base == &base.scenario &&
+                               ts.graph_seq == s.training.sequence_length && ts.graph_precision == s.training.precision &&
+                               ts.graph_flash == s.training.flash_attention && ts.graph_code == graph_code_of(s.training);
+    if (!same_settings) {
+      ts.graphs.clear();
+      ts.graph_valid = true;
+      ts.graph_base = &base.scenario;
+      ts.graph_seq = s.training.sequence_length;
+      ts.graph_precision = s.training.precision;
+      ts.graph_flash = s.training.flash_attention;
+      ts.graph_code = graph_code_of(s.training);
     }
-    ts.graph = build_op_graph(s.model, s.training);
-    ts.graph_valid = true;
-    ts.graph_base = &base.scenario;
-    ts.graph_seq = s.training.sequence_length;
-    ts.graph_precision = s.training.precision;
-    ts.graph_flash = s.training.flash_attention;
-    ts.graph_code = graph_code_of(s.training);
+    const std::int64_t vocab = padded_vocab(s.model.vocab, s.training.framework, s.parallel.tp);
+    if (same_settings && ts.graph().vocab == vocab) return;
+    for (size_t i = 0; i < ts.graphs.size(); ++i) {
+      if (ts.graphs[i].vocab == vocab) {
+        ts.graph_index = static_cast<int>(i);
+        return;
+      }
+    }
+    ts.graphs.push_back(build_op_graph(s.model, s.training, s.parallel.tp));
+    ts.graph_index = static_cast<int>(ts.graphs.size()) - 1;
   }
 
   void evaluate(ThreadState& ts, std::uint64_t index) const {
@@ -238,7 +249,7 @@ class SweepRun {
     if (rejected_before_plan(ts, p)) return;
     const SweepBase& base = bases_[static_cast<size_t>(p.block)];
     ensure_graph(ts, base);
-    make_plan_into(ts.work, ts.graph, base.profile, ts.plan);
+    make_plan_into(ts.work, ts.graph(), base.profile, ts.plan);
     const Plan& plan = ts.plan;
     p.memory = plan.estimate.memory.total.value;
     p.capacity = plan.estimate.usable.value;

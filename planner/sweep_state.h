@@ -85,7 +85,11 @@ struct ThreadState {
   Scenario work;
   Mutable saved;
   int block = -1;
-  OpGraph graph;
+  // Op graphs of the current model and training settings, one per vocabulary the layouts pad to (the
+  // framework pads by a multiple of tp: a few values per sweep); `graph_index` is the current point's.
+  std::vector<OpGraph> graphs;
+  int graph_index = -1;
+  const OpGraph& graph() const { return graphs[static_cast<size_t>(graph_index)]; }
   bool graph_valid = false;
   const Scenario* graph_base = nullptr;
   std::int64_t graph_seq = 0;

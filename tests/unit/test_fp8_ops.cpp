@@ -94,7 +94,7 @@ TEST(Fp8Ops, QuantizationAddsItsBytesAtTheCastBandwidth) {
                            "parallel: {tp: 1, pp: 1}\n";
   const Scenario sc = test::scenario(yaml);
   const HardwareProfile hw = default_profile(sc.cluster.gpu);
-  const OpGraph with = build_op_graph(sc.model, sc.training);
+  const OpGraph with = build_op_graph(sc.model, sc.training, sc.parallel.tp);
   OpGraph without = with;
   double bytes = 0;
   for (Op& op : without.layer) {

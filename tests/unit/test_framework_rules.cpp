@@ -47,7 +47,7 @@ TEST(FrameworkRules, MegatronDefaultsAreTheDistributedOptimizers) {
 TEST(FrameworkRules, MegatronGraphIsKorthikantis) {
   // The framework-aware builder with Megatron's rules saves exactly what the fused builder saves.
   const Scenario s = test::scenario(kBase);
-  const OpGraph a = build_op_graph(s.model, s.training);
+  const OpGraph a = build_op_graph(s.model, s.training, s.parallel.tp);
   const OpGraph b = build_op_graph(s.model, s.training.sequence_length, s.training.precision, s.training.flash_attention);
   ASSERT_EQ(a.layer.size(), b.layer.size());
   for (size_t i = 0; i < a.layer.size(); ++i) EXPECT_DOUBLE_EQ(a.layer[i].saved_bytes, b.layer[i].saved_bytes) << a.layer[i].name;

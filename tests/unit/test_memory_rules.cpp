@@ -104,7 +104,7 @@ TEST(MemoryRules, DeepSpeedZero3GathersTheLargestSubmodulePlusPrefetch) {
   const double persistent = 2 * 51200.0 + 76800.0 + 2 * 25600.0;
   const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7 + 4 * persistent);
   // Buffers with full recompute = one layer's full activations + ZeRO-2/3 buckets (2 x 25 MB) + gathers.
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const double one_layer = 8.0 * layer_saved(g);  // micro-batch 8, tp 1
   EXPECT_NEAR(e.memory.buffers.value, one_layer + 2 * 25e6 + gathered, 1.0);
 }

@@ -62,7 +62,7 @@ TEST(OffloadTime, ZeroOffloadStepOfOneConfiguration) {
   // the backward), for the shard P / 32 of each of the 32 GPUs.
   const Scenario s = offload_scenario("dgx-a100", "framework: deepspeed, precision: fp16, grad_precision: fp16, optimizer: adamw",
                                       "optimizer: cpu");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Estimate e = estimate(s, g);
   const HardwareProfile hw = profile_for(s);
   const StepTime t = step_time(s, g, e, hw);

@@ -67,7 +67,7 @@ Counted tp_entries(const OpGraph& g, const CommLayout& l, CommPass pass) {
 
 TEST(OpGraphComm, Tp8SequenceParallelLayerEntries) {
   const Scenario s = test::scenario(kTp8);
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const CommLayout l = comm_layout(s, simple_profile(s));
   ASSERT_TRUE(l.sp);
   for (CommPass pass : {CommPass::forward, CommPass::backward}) {
@@ -104,7 +104,7 @@ TEST(OpGraphComm, EveryGemmSaysColumnOrRowParallel) {
       "        moe: {experts: 4, top_k: 2, expert_ffn_hidden: 2048}}\n"
       "cluster: {preset: dgx-h100, nodes: 1}\n"
       "training: {sequence_length: 512, global_batch: 8}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   // Megatron: qkv, fc1 and the vocabulary-parallel output layer split their output (column-parallel);
   // attention_out and fc2 split their input (row-parallel); the router is replicated (neither).
   const char* rows[] = {"attention_out", "expert_fc2"};
@@ -131,7 +131,7 @@ TEST(OpGraphComm, ExposedTpIsTheEntriesLessTheOverlappableGemms) {
   {
     const Scenario s = test::scenario(kTp8);
     const HardwareProfile hw = simple_profile(s);
-    const OpGraph g = build_op_graph(s.model, s.training);
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
     const StepTime t = step_time(s, g, estimate(s, g), hw);
     // No overlap: every entry is exposed, m micro-batches x 2 layers x (forward + backward).
     EXPECT_NEAR(t.exposed.tp.value, m * layers * 2 * per_pass, 1e-12);
@@ -140,7 +140,7 @@ TEST(OpGraphComm, ExposedTpIsTheEntriesLessTheOverlappableGemms) {
   {
     const Scenario s = test::scenario(kTp8, {"parallel.overlap={grad_reduce: true, param_gather: true, tp_comm: true}"});
     const HardwareProfile hw = simple_profile(s);
-    const OpGraph g = build_op_graph(s.model, s.training);
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
     const StepTime t = step_time(s, g, estimate(s, g), hw);
     // The window is the layer's GEMM time of the pass (the compute model, tested elsewhere), with the
     // GEMMs in Transformer Engine's overlap chunks (Megatron layer code, tp_overlap.h); on this slow link

@@ -153,13 +153,15 @@ TEST(RunRegimes, EvaluatePrintsNoProgressNotInf) {
 }
 
 // Issue case: counts were written as floats (46702792704.0). Llama 3.1 8B has 8,030,261,248 parameters
-// (models.yaml, published); the default scenario's 512 x 8192 tokens per step = 4,194,304.
+// (models.yaml, published); Megatron at the default scenario's tp 8 pads its vocabulary of 128,256 to
+// 129,024 (a multiple of 128 x 8), adding 2 x 768 x 4096 to the untied embedding and output layer:
+// 8,036,552,704. The default scenario's 512 x 8192 tokens per step = 4,194,304.
 TEST(JsonCounts, AreIntegers) {
   const test::RunResult r = test::run_trainplan("evaluate --format json --set model=llama3.1-8b");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_TRUE(j.at("parameters").at("total").is_number_integer());
-  EXPECT_EQ(j.at("parameters").at("total").get<std::int64_t>(), 8030261248);
+  EXPECT_EQ(j.at("parameters").at("total").get<std::int64_t>(), 8030261248 + 2 * 768 * 4096);
   EXPECT_TRUE(j.at("parameters").at("per_gpu").is_number_integer());
   EXPECT_TRUE(j.at("parameters").at("active").is_number_integer());
   EXPECT_TRUE(j.at("memory").at("per_gpu").at("parameters").is_number_integer());
@@ -167,7 +169,7 @@ TEST(JsonCounts, AreIntegers) {
   EXPECT_TRUE(j.at("run").at("steps").is_number_integer());
   EXPECT_TRUE(j.at("scenario").at("micro_batches").is_number_integer());
   EXPECT_EQ(j.at("scenario").at("tokens_per_step").get<std::int64_t>(), 512 * 8192);
-  EXPECT_EQ(r.output.find("8030261248.0"), std::string::npos);  // printed without a fraction
+  EXPECT_EQ(r.output.find("8036552704.0"), std::string::npos);  // printed without a fraction
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
       "model: {layers: 96, hidden: 12288, heads: 96, ffn_hidden: 49152, vocab: 50304, bias: false}\n"
       "cluster: {preset: dgx-a100, nodes: 1}\n"
       "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Zero3Modules all = zero3_modules(g.layer, 1, 1, framework_rules(Framework::deepspeed).zero3_persistence_threshold);
   const std::span<const Zero3Module> mods = all.view();
   double params = 0, share = 0;
@@ -98,7 +98,7 @@ TEST(ShardedTime, ExpertParallelGathersOnlyTheLocalExpertsSoTheirModulesStayUnde
       "activation: swiglu, norm: rmsnorm, moe: {experts: 8, top_k: 2}}\n"
       "cluster: {preset: dgx-h100, nodes: 1}\n"
       "training: {sequence_length: 4096, global_batch: 8, micro_batch: 1}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const double threshold = framework_rules(Framework::deepspeed).zero3_persistence_threshold;
   const Zero3Modules one = zero3_modules(g.layer, 1, 1, threshold);
   const PassExposure f1 = gather_pass_exposure(one.view(), false, 1e9, 12.0, 6.0);
@@ -184,7 +184,7 @@ TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {
       "cluster: {preset: dgx-a100, nodes: 8}\n"
       "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 128, micro_batch: 1}\n"
       "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Estimate e = estimate(s, g);
   const StepTime t = step_time(s, g, e, profile_for(s));
   const double m = static_cast<double>(e.micro_batches);
@@ -214,7 +214,7 @@ TEST(ShardedTime, AddingGpusKeepsDeepSpeedWaitedGathersAboveTheLinkBound) {
         ", inter_node: {bandwidth: 200 Gbit/s, nics_per_node: 8}}\n"
         "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 512, micro_batch: 1}\n"
         "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
-    const OpGraph g = build_op_graph(s.model, s.training);
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
     const Estimate e = estimate(s, g);
     const StepTime t = step_time(s, g, e, profile_for(s));
     const double n = gpus, p = e.parameters_total, m = static_cast<double>(e.micro_batches);

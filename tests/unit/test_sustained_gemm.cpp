@@ -36,7 +36,7 @@ TEST(SustainedGemm, BoundsFusedStepsOnly) {
     std::string y = yaml;
     y.replace(y.find("FW"), 2, fw);
     const Scenario s = test::scenario(y);
-    const OpGraph g = build_op_graph(s.model, s.training);
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
     const Estimate e = estimate(s, g);
     HardwareProfile hw = profile_for(s);
     hw.sustained_gemm_bf16 = sustained;

@@ -233,6 +233,29 @@ TEST(SweepEngine, PointScenarioReproducesThePoint) {
   }
 }
 
+// Megatron pads Llama 3's vocabulary of 128,256 by tp (128,256 at tp 1 and 2, 128,512 at 4, 129,024 at
+// 8: docs/model.md §3), so the sweep's per-thread graphs differ by tp; every evaluated point must equal
+// make_plan of its own scenario, whichever graph the thread built first.
+TEST(SweepEngine, EveryPointUsesTheGraphOfItsTp) {
+  Scenario base = test::scenario(kMedium);
+  auto axes = axes_of({{"training.micro_batch", "1,2"}, {"parallel.tp", "8,1,4,2"}});
+  SweepBase b{"", base, profile_for(base)};
+  SweepOptions opt;
+  opt.threads = 1;
+  opt.keep_all = true;
+  SweepResult r = run_sweep({b}, axes, false, Objective::time, {}, 5, opt);
+  int checked = 0;
+  for (const auto& p : r.all) {
+    if (p.status != PointStatus::feasible && p.status != PointStatus::out_of_memory) continue;
+    Scenario s = point_scenario(b, axes, p);
+    Plan plan = make_plan(s, b.profile);
+    EXPECT_DOUBLE_EQ(plan.time.step.value, p.step) << "tp " << s.parallel.tp;
+    EXPECT_DOUBLE_EQ(plan.estimate.memory.total.value, p.memory) << "tp " << s.parallel.tp;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 TEST(SweepCli, SimulateTopRescoresTheBestLayouts) {
   test::RunResult r = test::run_trainplan("sweep --grid parallel.pp=1,2,4 --top 3 --simulate-top 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -51,7 +51,7 @@ TEST(UnfusedAttention, SelectiveRecomputeMatchesKorthikantiTable4) {
       "cluster: {preset: dgx-a100, nodes: 1}\n"
       "training: {sequence_length: 2048, global_batch: 4, micro_batch: 4, precision: fp16, grad_precision: fp32, optimizer: adam, flash_attention: false}\n"
       "parallel: {tp: 8, pp: 1, dp: 1, zero: 0, sequence_parallel: true, recompute: selective}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Estimate e = estimate(s, g);
   const StepTime t = step_time(s, g, e, profile_for(s));
   const double per_layer = t.recompute.value / static_cast<double>(s.model.layers);

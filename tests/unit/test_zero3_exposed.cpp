@@ -27,7 +27,7 @@ Zero3Step zero3_step(int gpus) {
       "cluster: {preset: dgx-h100, nodes: " + std::to_string(gpus / 8) + ", inter_node: {bandwidth: 200 Gbit/s, latency: 14 us, nics_per_node: 8}}\n"
       "training: {framework: deepspeed, sequence_length: 2048, global_batch: 1536, micro_batch: 1, precision: bf16, grad_precision: bf16}\n"
       "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n");
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Estimate e = estimate(s, g);
   const StepTime t = step_time(s, g, e, profile_for(s));
   const double n = gpus, p = e.parameters_total;

@@ -21,7 +21,7 @@ OpGraph graph(const std::string& model) {
   const Scenario s = test::scenario(model +
                                     "cluster: {preset: dgx-h100, nodes: 1}\n"
                                     "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n");
-  return build_op_graph(s.model, s.training);
+  return build_op_graph(s.model, s.training, s.parallel.tp);
 }
 
 const char* kGptWithBias = "model: {layers: 2, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 50304, bias: true}\n";

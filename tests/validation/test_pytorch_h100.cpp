@@ -64,7 +64,7 @@ TEST(PytorchH100, SavedBytesPerLayerWithinThreePercent) {
                                       "training.micro_batch=" + std::to_string(mb), "training.global_batch=" + std::to_string(mb),
                                       "parallel.recompute=none"});
     const double per_layer = (by_layers.at(4) - by_layers.at(2)) / 2.0 - weights_saved_per_layer(s.model, amp);
-    const double predicted = layer_activation_bytes(s, build_op_graph(s.model, s.training)).value;
+    const double predicted = layer_activation_bytes(s, build_op_graph(s.model, s.training, s.parallel.tp)).value;
     const double err = predicted / per_layer - 1.0;
     std::printf("%-18s %14.0f %14.0f %7.2f%% %14.2f\n", key.c_str(), per_layer, predicted, 100 * err,
                 per_layer / static_cast<double>(seq * mb * s.model.hidden));
@@ -138,7 +138,7 @@ TEST(PytorchH100, StepTime) {
     if (run["oom"]) continue;
     const std::string file = run["scenario"].as<std::string>();
     const Scenario s = case_scenario(file);
-    const OpGraph g = build_op_graph(s.model, s.training);
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
     const Estimate e = estimate(s, g);
     const StepTime t = step_time(s, g, e, profile_for(s));
     rows.push_back({file, t.step.value, run["step_seconds"].as<double>()});

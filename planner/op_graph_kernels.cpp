@@ -1,0 +1,129 @@
+// The memory-bound kernels of the layer code beside its GEMMs (planner/op_graph_kernels.h).
+#include "op_graph_kernels.h"
+
+#include <string>
+#include <utility>
+
+#include "kernel_class.h"
+
+namespace tp {
+namespace {
+
+// One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
+// only, moving `bytes` (unsplit) split as `split` over the TP ranks.
+Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
+  Op op;  // an elementwise op that keeps nothing for backward
+  op.bytes_moved = bytes;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.block = block;
+  op.flops_split = split;
+  op.saved_split = split;
+  op.expert = expert;
+  set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
+  op.forward_share = forward ? 1.0 : 0.0;
+  op.backward_share = forward ? 0.0 : 1.0;
+  return op;
+}
+
+}  // namespace
+
+void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
+  op.kernel_class = static_cast<int>(fwd);
+  op.kernel_class_backward = static_cast<int>(bwd);
+  op.passes = passes;
+  op.kernels = kernels;
+  op.backward_share = 1.5;  // the class measurements count 3 tensors backward against 2 forward
+}
+
+// Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
+// before the GEMMs that read a norm's output (read fp32, write 16 bits, per reading module).
+void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s) {
+  const bool rms = m.norm == Norm::rmsnorm;
+  std::vector<Op> out;
+  out.reserve(ops.size() + 4);
+  for (Op op : ops) {
+    const std::string name = op.name;
+    if (op.kind == OpKind::norm) {
+      set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
+                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
+    } else if (name == "attention_residual" || name == "mlp_residual") {
+      set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
+    } else if (op.kind == OpKind::elementwise && op.block == Block::mlp && name != "expert_combine") {
+      const bool glu = m.activation == Activation::swiglu;
+      set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
+                  glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
+    }
+    out.push_back(op);
+    if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
+      Op cast = op;
+      cast.name = "autocast_cast_activation";
+      cast.saved_bytes = 0;
+      cast.bytes_moved = s * static_cast<double>(op.expert ? m.moe.expert_ffn_hidden : m.ffn_hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, 1);
+      out.push_back(cast);
+    }
+    if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
+      const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
+                           : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
+                                                      : 1.0;
+      Op cast;
+      cast.name = "autocast_cast";
+      cast.kind = OpKind::elementwise;
+      cast.block = op.block;
+      cast.flops_split = TpSplit::seq_tp;
+      cast.saved_split = TpSplit::seq_tp;
+      cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
+      set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
+      out.push_back(cast);
+    }
+  }
+  ops = std::move(out);
+}
+
+// FP8 training with Transformer Engine (docs/model.md, "FP8 training"): every FP8 GEMM's operands are
+// quantized by memory-bound kernels the 16-bit code does not run. Per GEMM with input X [t x in] and
+// output Y [t x out] (TE 1.x, transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py
+// grad_output_preprocess):
+//  - input fed by a fused norm (TELayerNormColumnParallelLinear: qkv, fc1): the norm kernel writes FP8
+//    itself; the weight-gradient GEMM needs X^T: fp8_transpose of the gathered input in the backward
+//    (read 1 B, write 1 B per element, over the full sequence: ln_out_total).
+//  - any other input (attention_out, fc2, experts): fp8_cast_transpose_fused in the forward (read 2 B,
+//    write FP8 X and FP8 X^T: 4 B per element).
+//  - output gradient, column-parallel: fp8_cast_transpose(_bgrad)_fused (4 B per element, split by tp);
+//    row-parallel: cast_to_fp8 of the local (sequence-parallel) shard (3 B), gathered in FP8, then
+//    fp8_transpose of the gathered tensor (2 B per element of the full sequence).
+// All are timed at the cast_to_16bit kernel class (a one-pass cast, the nearest measured class).
+void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
+  std::vector<Op> out;
+  out.reserve(2 * ops.size());
+  for (const Op& op : ops) {
+    const bool fp8 = op.kind == OpKind::gemm && op.compute_precision == Precision::fp8 && op.gemm_rows > 0;
+    if (!fp8) {
+      out.push_back(op);
+      continue;
+    }
+    const double tokens = op.fwd_flops / (2.0 * op.gemm_rows * op.gemm_cols);  // all copies together
+    const double in_elems = tokens * op.gemm_rows;
+    const double out_elems = tokens * op.gemm_cols;
+    const std::string name = op.name;
+    const bool from_norm = norm_fused && !op.expert && (name == "qkv" || name == "fc1");
+    if (from_norm) {
+      out.push_back(op);
+      out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
+    } else {
+      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems,
+                                    op.row_parallel ? TpSplit::tp : op.saved_split, true));
+      out.push_back(op);
+    }
+    if (op.row_parallel) {
+      out.push_back(fp8_quantize_op("fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false));
+      out.push_back(fp8_quantize_op("fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false));
+    } else {
+      out.push_back(fp8_quantize_op("fp8_cast_transpose_grad_output", op.block, op.expert, 4.0 * out_elems, TpSplit::tp, false));
+    }
+  }
+  ops = std::move(out);
+}
+
+}  // namespace tp

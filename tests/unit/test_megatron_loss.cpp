@@ -1,0 +1,79 @@
+// Megatron-Core's vocab-parallel cross-entropy (core_r0.8.0 megatron/core/tensor_parallel/cross_entropy.py,
+// _VocabParallelCrossEntropy) timed from its own traffic. Oracle: the torch ops of that file counted by
+// hand, bytes per logit of the local shard with bf16 logits:
+//   forward  .float() 2 + 4, max 4, -= max 4 + 4, exp(out=) 4 + 4, sum 4, div_ 4 + 4        = 38 B
+//   backward mul_(grad_output) 4 + 4, autograd's cast back to bf16 4 + 2                     = 14 B
+// fp32 logits skip both casts: 32 B and 8 B. The op is memory-bound at the profile's generic efficiency:
+// forward = 38 s V / tp / (HBM x efficiency) + one launch, backward the same with 14 B.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "hardware_profile.h"
+#include "op_graph.h"
+#include "op_times.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+Scenario llama8b(const char* precision, const char* framework = "megatron") {
+  return test::scenario(
+      "model: llama3-8b\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1}\n"
+      "parallel: {tp: 8, pp: 1, zero: 0, recompute: none}\n",
+      {std::string("training.precision=") + precision, std::string("training.framework=") + framework});
+}
+
+const Op& loss_of(const OpGraph& g) {
+  for (const Op& op : g.head) {
+    if (op.kind == OpKind::loss) return op;
+  }
+  ADD_FAILURE() << "no loss op";
+  return g.head.back();
+}
+
+TEST(MegatronLoss, BytesPerLogitCountedFromTheTorchOps) {
+  const double s = 2048, v = 129024;  // llama3-8b padded at tp 8
+  for (const char* p : {"bf16", "fp8"}) {  // fp8: the output layer and its logits stay bf16
+    const Scenario sc = llama8b(p);
+    const Op& loss = loss_of(build_op_graph(sc.model, sc.training, sc.parallel.tp));
+    EXPECT_DOUBLE_EQ(loss.bytes_moved, 38.0 * s * v) << p;
+    EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 14.0 * s * v) << p;
+    EXPECT_EQ(loss.kernel_class, -1) << p;
+  }
+  const Scenario fp32 = llama8b("fp32");
+  const Op& loss = loss_of(build_op_graph(fp32.model, fp32.training, fp32.parallel.tp));
+  EXPECT_DOUBLE_EQ(loss.bytes_moved, 32.0 * s * v);
+  EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 8.0 * s * v);
+}
+
+TEST(MegatronLoss, TimedFromItsTraffic) {
+  const Scenario s = llama8b("bf16");
+  const HardwareProfile hw = default_profile(s.cluster.gpu);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  const double bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency;
+  const OpTimeContext c{s, hw, 8, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
+                        attention_peak(s.cluster.gpu, Precision::bf16).value, bw};
+  const OpTimes t = time_ops({loss_of(g)}, c);
+  const double logits = 2048.0 * 129024 / 8;  // one sequence, the local vocabulary shard
+  const double launch = hw.kernel_launch.value;
+  EXPECT_NEAR(t.fwd, 38.0 * logits / bw + launch, 1e-12);
+  EXPECT_NEAR(t.bwd, 14.0 * logits / bw + launch, 1e-12);
+}
+
+TEST(MegatronLoss, EagerLossStaysTheMeasuredClass) {
+  // Hugging Face's loss is the measured cross_entropy class over 12 B per logit of the config vocabulary.
+  const Scenario s = test::scenario(
+      "model: llama3-8b\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {framework: pytorch, sequence_length: 2048, global_batch: 1, micro_batch: 1, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, zero: 0}\n");
+  const Op& loss = loss_of(build_op_graph(s.model, s.training, s.parallel.tp));
+  EXPECT_DOUBLE_EQ(loss.bytes_moved, 12.0 * 2048 * 128256);
+  EXPECT_GE(loss.kernel_class, 0);
+}
+
+}  // namespace
+}  // namespace tp
