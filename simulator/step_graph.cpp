@@ -5,15 +5,18 @@
 
 #include "schedule.h"
 #include "work_limits.h"
+#include "zero3_graph.h"
 
 namespace tp::sim {
 namespace {
 
+// f, b: the first forward and backward task (ZeRO-3: the first per-layer piece); f_last, b_last: the
+// last piece under ZeRO-3, else -1.
 struct Ids {
-  int f = -1, cf = -1, r = -1, b = -1, cb = -1, w = -1;
-  int out_forward() const { return cf >= 0 ? cf : f; }
+  int f = -1, cf = -1, r = -1, b = -1, cb = -1, w = -1, f_last = -1, b_last = -1;
+  int out_forward() const { return cf >= 0 ? cf : (f_last >= 0 ? f_last : f); }
   int first_backward() const { return r >= 0 ? r : b; }
-  int out_backward() const { return cb >= 0 ? cb : b; }
+  int out_backward() const { return cb >= 0 ? cb : (b_last >= 0 ? b_last : b); }
 };
 
 }  // namespace
@@ -24,7 +27,8 @@ std::uint64_t task_bound(const StepInputs& in) {
   const auto v = static_cast<std::uint64_t>(std::max(1, in.chunks));
   const auto m = static_cast<std::uint64_t>(std::max(1, in.micro_batches));
   const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
-  const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, 10, cap), cap);
+  const std::uint64_t slot = in.zero >= 3 ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
+  const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, slot, cap), cap);
   const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 1, cap);
   return std::min(cap, per_slot + per_stage);
 }
@@ -61,6 +65,8 @@ StepGraph build_step_graph(const StepInputs& in) {
            static_cast<std::size_t>(j);
   };
   std::vector<Ids> ids(static_cast<std::size_t>(p) * static_cast<std::size_t>(v) * static_cast<std::size_t>(m));
+  const bool per_layer = in.zero >= 3;  // ZeRO-3: layer-by-layer pieces, each gathered on its own
+  std::vector<LayerPieces> pieces(per_layer ? ids.size() : 0);
 
   // Compute tasks of every (stage, chunk, micro-batch).
   for (int s = 0; s < p; ++s) {
@@ -71,21 +77,40 @@ StepGraph build_step_graph(const StepInputs& in) {
     for (int c = 0; c < v; ++c) {
       for (int j = 0; j < m; ++j) {
         Ids& x = ids[at(s, c, j)];
-        x.f = g.add_task(task(TaskKind::forward, s, c, j, f), on_stream);
-        if (cf > 0) {
-          x.cf = g.add_task(task(TaskKind::collective_forward, s, c, j, cf), on_stream);
-          g.add_dependency(x.f, x.cf);
+        if (per_layer) {
+          LayerPieces& lp = pieces[at(s, c, j)];
+          const int layers = chunk_layers(in.stage[static_cast<std::size_t>(s)].layers, v, c);
+          lp = add_layer_pieces(g, on_stream, in.zero3, ChunkWork{s, c, j, layers, f, rc, split ? bi : bi + bw, split});
+          x.f = lp.forward.front().task;
+          x.f_last = lp.forward.back().task;
+          x.b = lp.backward.front().task;
+          x.b_last = lp.backward.back().task;
+        } else {
+          x.f = g.add_task(task(TaskKind::forward, s, c, j, f), on_stream);
         }
-        if (rc > 0) x.r = g.add_task(task(TaskKind::recompute, s, c, j, rc), on_stream);
-        x.b = g.add_task(task(split ? TaskKind::backward_input : TaskKind::backward, s, c, j, split ? bi : bi + bw), on_stream);
-        if (x.r >= 0) g.add_dependency(x.r, x.b);
+        if (cf > 0) {
+          const int f_out = x.out_forward();
+          x.cf = g.add_task(task(TaskKind::collective_forward, s, c, j, cf), on_stream);
+          g.add_dependency(f_out, x.cf);
+        }
+        if (!per_layer) {
+          if (rc > 0) x.r = g.add_task(task(TaskKind::recompute, s, c, j, rc), on_stream);
+          x.b = g.add_task(task(split ? TaskKind::backward_input : TaskKind::backward, s, c, j, split ? bi : bi + bw), on_stream);
+          if (x.r >= 0) g.add_dependency(x.r, x.b);
+        }
+        const int b_out = x.out_backward();
         if (cb > 0) {
           x.cb = g.add_task(task(TaskKind::collective_backward, s, c, j, cb), on_stream);
-          g.add_dependency(x.b, x.cb);
+          g.add_dependency(b_out, x.cb);
         }
         if (split) {
           x.w = g.add_task(task(TaskKind::backward_weight, s, c, j, bw), on_stream);
-          g.add_dependency(x.b, x.w);
+          g.add_dependency(b_out, x.w);
+          if (per_layer) {  // the weight gradients are final after W
+            for (Zero3Piece& piece : pieces[at(s, c, j)].backward) {
+              if (piece.gradient >= 0) piece.gradient = x.w;
+            }
+          }
         }
       }
     }
@@ -131,25 +156,38 @@ StepGraph build_step_graph(const StepInputs& in) {
     const StageInputs& si = in.stage[static_cast<std::size_t>(s)];
     const int stream = out.stream[static_cast<std::size_t>(s)];
     const Placement on_dp{out.link[static_cast<std::size_t>(s)], kChannelDp};
-    std::vector<int> consumers;  // tasks that need the stage's gathered weights (ZeRO-3)
+    std::vector<Zero3Piece> sequence;  // ZeRO-3: the stage's per-layer pieces in stream order
+    std::vector<int> last_micro_batch(static_cast<std::size_t>(v), -1);  // per chunk, the last backward's
     std::vector<int> grad_final(static_cast<std::size_t>(v), -1);  // last gradient-producing task per chunk
     int last_backward = -1;
+    auto append = [&](const std::vector<Zero3Piece>& ps) {
+      for (const Zero3Piece& piece : ps) g.append_to_stream(stream, piece.task);
+      sequence.insert(sequence.end(), ps.begin(), ps.end());
+    };
     for (const Slot& slot : orders[static_cast<std::size_t>(s)]) {
       const Ids& x = ids[at(s, slot.chunk, slot.micro_batch)];
       switch (slot.pass) {
         case Pass::forward:
-          g.append_to_stream(stream, x.f);
+          if (per_layer) {
+            append(pieces[at(s, slot.chunk, slot.micro_batch)].forward);
+          } else {
+            g.append_to_stream(stream, x.f);
+          }
           if (x.cf >= 0) g.append_to_stream(stream, x.cf);
-          consumers.push_back(x.f);
           break;
         case Pass::backward:
-          if (x.r >= 0) g.append_to_stream(stream, x.r);
-          g.append_to_stream(stream, x.b);
+          if (per_layer) {
+            append(pieces[at(s, slot.chunk, slot.micro_batch)].backward);
+          } else {
+            if (x.r >= 0) g.append_to_stream(stream, x.r);
+            g.append_to_stream(stream, x.b);
+          }
           if (x.cb >= 0) g.append_to_stream(stream, x.cb);
-          consumers.push_back(x.first_backward());
+          last_micro_batch[static_cast<std::size_t>(slot.chunk)] = slot.micro_batch;
           if (!split) {
-            grad_final[static_cast<std::size_t>(slot.chunk)] = x.b;
-            last_backward = x.b;
+            const int b = x.b_last >= 0 ? x.b_last : x.b;
+            grad_final[static_cast<std::size_t>(slot.chunk)] = b;
+            last_backward = b;
           }
           break;
         case Pass::weight:
@@ -161,22 +199,11 @@ StepGraph build_step_graph(const StepInputs& in) {
     }
     const std::vector<int> compute_order = g.resources()[static_cast<std::size_t>(stream)].order;
 
-    // ZeRO-3: a gather before every forward and every backward, prefetched one ahead.
-    if (in.zero >= 3 && si.dp_gather.value > 0) {
-      const double d = si.dp_gather.value / v;
-      const std::size_t lag = in.overlap_param_gather ? 2 : 1;
-      for (std::size_t n = 0; n < consumers.size(); ++n) {
-        const Task& t = g.task(consumers[n]);
-        const TaskKind kind = t.kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
-        const int gather = g.add_task(task(kind, s, t.chunk, t.micro_batch, d), on_dp);
-        g.add_dependency(gather, consumers[n]);
-        if (n >= lag) g.add_dependency(consumers[n - lag], gather);
-      }
-    }
-
-    // Data-parallel gradient reduce in buckets.
+    // Data-parallel gradient reduce in buckets; ZeRO-3: per-layer gathers and reduce-scatters.
     std::vector<int> buckets;
-    if (si.dp_reduce.value > 0) {
+    if (per_layer) {
+      buckets = add_zero3_transfers(g, on_dp, in, s, sequence, last_micro_batch, last_backward);
+    } else if (si.dp_reduce.value > 0) {
       const int k = std::max(1, in.dp_buckets);
       if (in.overlap_grad_reduce) {
         const int total = std::max(k, v);
