@@ -80,7 +80,7 @@ StepGraph build_step_graph(const StepInputs& in) {
         if (per_layer) {
           LayerPieces& lp = pieces[at(s, c, j)];
           const int layers = chunk_layers(in.stage[static_cast<std::size_t>(s)].layers, v, c);
-          lp = add_layer_pieces(g, on_stream, in.zero3, ChunkWork{s, c, j, layers, f, rc, split ? bi : bi + bw, split});
+          lp = add_layer_pieces(g, on_stream, in.zero3, ChunkWork{s, c, j, layers, f, rc, split ? bi : bi + bw, bw, split});
           x.f = lp.forward.front().task;
           x.f_last = lp.forward.back().task;
           x.b = lp.backward.front().task;
@@ -104,13 +104,8 @@ StepGraph build_step_graph(const StepInputs& in) {
           g.add_dependency(b_out, x.cb);
         }
         if (split) {
-          x.w = g.add_task(task(TaskKind::backward_weight, s, c, j, bw), on_stream);
+          x.w = per_layer ? pieces[at(s, c, j)].weight.front().task : g.add_task(task(TaskKind::backward_weight, s, c, j, bw), on_stream);
           g.add_dependency(b_out, x.w);
-          if (per_layer) {  // the weight gradients are final after W
-            for (Zero3Piece& piece : pieces[at(s, c, j)].backward) {
-              if (piece.gradient >= 0) piece.gradient = x.w;
-            }
-          }
         }
       }
     }
@@ -191,9 +186,15 @@ StepGraph build_step_graph(const StepInputs& in) {
           }
           break;
         case Pass::weight:
-          g.append_to_stream(stream, x.w);
-          grad_final[static_cast<std::size_t>(slot.chunk)] = x.w;
-          last_backward = x.w;
+          if (per_layer) {
+            const std::vector<Zero3Piece>& w = pieces[at(s, slot.chunk, slot.micro_batch)].weight;
+            append(w);
+            last_backward = w.back().task;
+          } else {
+            g.append_to_stream(stream, x.w);
+            last_backward = x.w;
+          }
+          grad_final[static_cast<std::size_t>(slot.chunk)] = last_backward;
           break;
       }
     }

@@ -55,7 +55,15 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
       // distance), the backward needs no gather of its own.
       const bool consumer = !recompute || (z.recompute_regathers && !unit_list[static_cast<std::size_t>(u)].kept_for_backward);
       add(out.backward, backward, l, u, w.backward, consumer);
-      out.backward.back().gradient = out.backward.back().task;
+      if (!w.split_backward) out.backward.back().gradient = out.backward.back().task;
+    }
+  }
+  if (!w.split_backward) return out;
+  previous = -1;  // W follows the last B (or its collective): the caller links them
+  for (int l = w.layers - 1; l >= 0; --l) {
+    for (int u = units - 1; u >= 0; --u) {
+      add(out.weight, TaskKind::backward_weight, l, u, w.weight, false);
+      out.weight.back().gradient = out.weight.back().task;
     }
   }
   return out;
@@ -124,7 +132,7 @@ std::uint64_t zero3_tasks_per_slot(const StepInputs& in) {
   int layers = 1;
   for (const StageInputs& s : in.stage) layers = std::max(layers, s.layers);
   const auto units = static_cast<std::uint64_t>(gather_units(in.zero3).size());
-  return std::min(cap, capped_product(capped_product(static_cast<std::uint64_t>(layers), units, cap), 7, cap) + 5);
+  return std::min(cap, capped_product(capped_product(static_cast<std::uint64_t>(layers), units, cap), 8, cap) + 4);
 }
 
 }  // namespace tp::sim

@@ -7,6 +7,7 @@
 //    forward   F l0 u0, F l0 u1, …, F l(L−1) u(n−1)
 //    backward  per layer L−1 … 0: R of its units in forward order (with recompute), then B of its
 //              units in reverse order
+//    weight    zb-h1: W of every unit, layers L−1 … 0, units in reverse order (deferred as a whole)
 //  a piece that needs its unit's weights gathered (a consumer): every F and R; a B unless its layer's
 //  R ran just before it on the same gathered weights (FSDP: the recompute runs inside the unit's
 //  backward), or, after a regathering recompute (DeepSpeed), the unit is kept (reuse distance)
@@ -14,7 +15,7 @@
 //  unit ahead, overlapping the previous unit's compute); once the piece before consumer n has finished
 //  when that piece's unit blocks prefetching (DeepSpeed's live-parameter limit) or without
 //  overlap.param_gather
-//  reduce-scatter after every B piece's gradients (the piece, or the micro-batch's W under zb-h1),
+//  reduce-scatter after every unit's weight gradients (its B piece, or its W piece under zb-h1),
 //  of every micro-batch (DeepSpeed) or only the chunk's last one; without overlap.grad_reduce, all
 //  after the stage's last backward
 // Gathers and reduce-scatters share the data-parallel communicator: one NCCL stream, run in the order
@@ -32,17 +33,18 @@ namespace tp::sim {
 struct Zero3Piece {
   int task = -1;
   bool consumer = false;  // needs its unit's weights gathered just before it
-  int gradient = -1;      // B pieces: the task after which the unit's gradients are final (else -1)
+  int gradient = -1;      // B (or W) pieces: the task after which the unit's gradients are final, else -1
 };
 
 struct LayerPieces {
-  std::vector<Zero3Piece> forward, backward;  // in stream order
+  std::vector<Zero3Piece> forward, backward, weight;  // in stream order; weight: zb-h1 only
 };
 
 // The per-micro-batch durations of one chunk of a stage (StageTiming / v), split over its layers.
 struct ChunkWork {
   int stage = 0, chunk = 0, micro_batch = 0, layers = 1;
   double forward = 0, recompute = 0, backward = 0;  // backward: input + weight, or input only (zb-h1)
+  double weight = 0;                                 // zb-h1: the weight-gradient pass W
   bool split_backward = false;                       // zb-h1: B is the input gradient, W follows
 };
 
@@ -60,7 +62,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
                                      const std::vector<int>& last_micro_batch, int last_backward);
 
 // Upper bound on the tasks of one (stage, chunk, micro-batch) under ZeRO-3: per layer and unit at most
-// F, R, B, three gathers and a reduce-scatter; then the collectives, W and the two sends.
+// F, R, B, W, three gathers and a reduce-scatter; then the two collectives and the two sends.
 std::uint64_t zero3_tasks_per_slot(const StepInputs& in);
 
 }  // namespace tp::sim
