@@ -128,6 +128,21 @@ TEST(Zero3, RecomputeRegathersOnlyWhereTheFrameworkDoes) {
   EXPECT_EQ(count(deepspeed, sim::TaskKind::zero3_gather_backward), 10 + 5);
 }
 
+TEST(Zero3, ZeroBubbleDefersTheWeightGradientsAndTheirReduceScatters) {
+  // zb-h1 on one stage runs F, B (input gradient), W. 2 layers, f = b = w = 1, g = 0.25, r = 0.5:
+  //  gathers F0 [0, 0.25], F1 [0.25, 0.5]; F0 [0.25, 1.25], F1 [1.25, 2.25]; gather B1 (after F0)
+  //  [1.25, 1.5], gather B0 (after F1) [2.25, 2.5]; B1 [2.25, 3.25], B0 [3.25, 4.25]; W1 [4.25, 5.25]
+  //  and its reduce-scatter [5.25, 5.75] behind W0 [5.25, 6.25]; the last reduce-scatter [6.25, 6.75].
+  // step = g + 2 f + 2 b + 2 w + r = 6.75.
+  sim::StepInputs in = one_stage(2, 1, 1, 1, 0.25, 0.5, 0);
+  in.schedule = Schedule::zb_h1;
+  in.stage[0].timing.backward_weight = Seconds(2.0);
+  EXPECT_DOUBLE_EQ(step(in), 6.75);
+  const sim::StepGraph g = sim::build_step_graph(in);
+  EXPECT_EQ(count(g, sim::TaskKind::backward_weight), 2);
+  EXPECT_EQ(count(g, sim::TaskKind::dp_reduce), 2);
+}
+
 TEST(Zero3, TheTaskLimitCountsThePerLayerTasks) {
   // 80 layers, 3 units, m = 8, full recompute with regathers and a reduce after every micro-batch:
   // per (layer, unit, micro-batch) F, R, B, three gathers and a reduce-scatter = 7 tasks, 13,440 in all
