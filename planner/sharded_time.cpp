@@ -5,27 +5,34 @@
 
 namespace tp {
 
+bool zero3_gathers_whole_layers(double live_limit) { return !(live_limit < std::numeric_limits<double>::infinity()); }
+
+bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit) { return previous.parameters < live_limit; }
+
+bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k, double reuse_limit) {
+  double fetched_since = 0;
+  for (std::size_t i = k + 1; i < modules.size(); ++i) fetched_since += modules[i].parameters;
+  return fetched_since < reuse_limit;
+}
+
 PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, bool backward, double live_limit,
                                   double layer_gather, double layer_compute, double reuse_limit,
                                   double layer_reduce) {
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
-  if (!(live_limit < std::numeric_limits<double>::infinity())) {
+  if (zero3_gathers_whole_layers(live_limit)) {
     // FSDP: the next layer's gather overlaps the whole of this layer's compute.
     r.prefetched = layer_gather;
     r.excess = std::max(0.0, layer_gather - layer_compute);
     return r;
   }
-  double fetched_since = 0;  // backward: parameters of the modules after k in forward order
   for (size_t i = 0; i < n; ++i) {
     const size_t k = backward ? n - 1 - i : i;
     const size_t prev = backward ? (k + 1) % n : (k + n - 1) % n;  // the module that ran before k
-    const bool kept = backward && fetched_since < reuse_limit;
-    if (backward) fetched_since += modules[k].parameters;
-    if (kept) continue;
+    if (backward && zero3_kept_for_backward(modules, k, reuse_limit)) continue;
     const double gather = modules[k].gather_share * layer_gather;
-    if (modules[prev].parameters >= live_limit) {
+    if (!zero3_prefetch_allowed(modules[prev], live_limit)) {
       r.blocked += gather;
       r.reduce_waited += modules[prev].gather_share * layer_reduce;  // its gradients
     } else {

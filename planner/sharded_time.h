@@ -4,6 +4,7 @@
 // next module's weights while a large module is gathered, so that gather waits in full.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "specs.h"
@@ -12,6 +13,16 @@
 namespace tp {
 
 // The modules come from zero3_modules() (planner/zero3_modules.h), the list the memory estimate reads too.
+
+// FSDP (no live-parameter limit) gathers a whole layer as one unit; DeepSpeed gathers module by module.
+bool zero3_gathers_whole_layers(double live_limit);
+// A module's gather is prefetched while the module before it runs unless that module alone holds
+// `live_limit` parameters or more (DeepSpeed's stage3_max_live_parameters, below).
+bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit);
+// The backward pass after a recompute pass: module k (forward order) is still gathered when fewer than
+// `reuse_limit` parameters were fetched after it (the modules behind it in forward order), so it is not
+// gathered again (DeepSpeed's stage3_max_reuse_distance).
+bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k, double reuse_limit);
 
 // One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
 // a layer follows the last one of the previous layer), given one layer's whole gather time and its

@@ -194,7 +194,8 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   if (cl.group(CommGroup::dp).size > 1) {
     r.dp_reduce = Seconds(dp.reduce);
     r.dp_buckets = dp.buckets;
-    if (p.zero >= 1) r.dp_gather = Seconds(dp.gather);
+    // ZeRO-3: with the host-to-device copy of an offloaded shard, as the planner's gather pass (data_parallel_time.cpp).
+    if (p.zero >= 1) r.dp_gather = Seconds(dp.gather + (p.zero >= 3 ? offload.gather_h2d : 0.0));
   }
 
   const double optimizer = optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b);

@@ -49,7 +49,8 @@ struct StepTime {
   std::vector<StageTiming> stages;
   Seconds p2p_hop;           // one activation (or gradient) transfer between adjacent stages
   Seconds dp_reduce;         // gradient reduce (all-reduce or reduce-scatter) of the slowest stage, unoverlapped
-  Seconds dp_gather;         // parameter all-gather after the optimizer (ZeRO >= 1), unoverlapped
+  Seconds dp_gather;         // parameter all-gather (ZeRO 1/2: after the optimizer; ZeRO-3: one pass over the
+                             // stage's weights, with the host-to-device copy of an offloaded shard), unoverlapped
   int dp_buckets = 1;        // gradient buckets the reduce is split into
   Seconds optimizer_step;    // = optimizer
 };

@@ -74,10 +74,12 @@ Analysis analyze(const StepGraph& g, const Execution& x) {
     a.stages.push_back(r);
   }
 
-  // Peak in-flight micro-batches: between the start of F and the end of B (input gradient).
+  // Peak in-flight micro-batches: between the start of F and the end of B (input gradient). ZeRO-3's
+  // per-layer pieces: the first forward piece (layer 0, unit 0) and the last backward piece (the same).
   std::vector<std::vector<std::pair<double, int>>> held(static_cast<std::size_t>(g.stages)), pending(held);
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     const Task& k = tasks[t];
+    if (k.layer > 0 || k.unit > 0) continue;
     auto& h = held[static_cast<std::size_t>(k.stage)];
     auto& w = pending[static_cast<std::size_t>(k.stage)];
     switch (k.kind) {

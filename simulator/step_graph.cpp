@@ -5,15 +5,18 @@
 
 #include "schedule.h"
 #include "work_limits.h"
+#include "zero3_graph.h"
 
 namespace tp::sim {
 namespace {
 
+// f, b: the first forward and backward task (ZeRO-3: the first per-layer piece); f_last, b_last: the
+// last piece under ZeRO-3, else -1.
 struct Ids {
-  int f = -1, cf = -1, r = -1, b = -1, cb = -1, w = -1;
-  int out_forward() const { return cf >= 0 ? cf : f; }
+  int f = -1, cf = -1, r = -1, b = -1, cb = -1, w = -1, f_last = -1, b_last = -1;
+  int out_forward() const { return cf >= 0 ? cf : (f_last >= 0 ? f_last : f); }
   int first_backward() const { return r >= 0 ? r : b; }
-  int out_backward() const { return cb >= 0 ? cb : b; }
+  int out_backward() const { return cb >= 0 ? cb : (b_last >= 0 ? b_last : b); }
 };
 
 }  // namespace
@@ -24,209 +27,274 @@ std::uint64_t task_bound(const StepInputs& in) {
   const auto v = static_cast<std::uint64_t>(std::max(1, in.chunks));
   const auto m = static_cast<std::uint64_t>(std::max(1, in.micro_batches));
   const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
-  const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, 10, cap), cap);
+  const std::uint64_t slot = in.zero >= 3 ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
+  const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, slot, cap), cap);
   const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 1, cap);
   return std::min(cap, per_slot + per_stage);
 }
+
+namespace {
+
+Task make_task(TaskKind k, int s, int c, int j, double d) {
+  Task t;
+  t.kind = k;
+  t.stage = s;
+  t.chunk = c;
+  t.micro_batch = j;
+  t.duration = d;
+  return t;
+}
+
+// What the stream order of one stage leaves for its step-level tasks.
+struct StageOrdered {
+  std::vector<Zero3Piece> sequence;  // ZeRO-3: the stage's per-layer pieces in stream order
+  std::vector<int> last_micro_batch;  // per chunk, the micro-batch whose backward runs last
+  std::vector<int> grad_final;        // per chunk, the last gradient-producing task
+  int last_backward = -1;
+  std::vector<int> compute_order;     // the stream's order before the optimizer
+};
+
+// The phases of build_step_graph, sharing the ids of every (stage, chunk, micro-batch).
+class Builder {
+ public:
+  Builder(const StepInputs& in, StepGraph& out)
+      : in_(in), out_(out), p_(in.stages), v_(in.chunks), m_(in.micro_batches), split_(splits_backward(in.schedule)),
+        per_layer_(in.zero >= 3) {
+    out_.stages = p_;
+    out_.chunks = v_;
+    out_.micro_batches = m_;
+    for (int s = 0; s < p_; ++s) {
+      out_.stream.push_back(g().add_resource({ResourceKind::stream, s, "stage " + std::to_string(s) + " compute", {}}));
+      out_.link.push_back(g().add_resource({ResourceKind::link, s, "stage " + std::to_string(s) + " link", {}}));
+    }
+    ids_.resize(static_cast<std::size_t>(p_) * static_cast<std::size_t>(v_) * static_cast<std::size_t>(m_));
+    if (per_layer_) pieces_.resize(ids_.size());
+  }
+
+  void build() {
+    const std::vector<StageOrder> orders = schedule_order(in_.schedule, PipelineShape{p_, v_, m_});
+    for (int s = 0; s < p_; ++s) {
+      for (int c = 0; c < v_; ++c) {
+        for (int j = 0; j < m_; ++j) add_compute(s, c, j);
+      }
+    }
+    add_pipeline_transfers();
+    for (int s = 0; s < p_; ++s) add_stage(s, orders[static_cast<std::size_t>(s)]);
+  }
+
+ private:
+  TaskGraph& g() { return out_.graph; }
+  std::size_t at(int s, int c, int j) const {
+    return (static_cast<std::size_t>(s) * static_cast<std::size_t>(v_) + static_cast<std::size_t>(c)) * static_cast<std::size_t>(m_) +
+           static_cast<std::size_t>(j);
+  }
+
+  // Compute tasks of one (stage, chunk, micro-batch); ZeRO-3: per-layer pieces.
+  void add_compute(int s, int c, int j) {
+    const StageTiming& st = in_.stage[static_cast<std::size_t>(s)].timing;
+    const Placement on_stream{out_.stream[static_cast<std::size_t>(s)], 0};
+    const double f = st.forward.value / v_, cf = st.comm_forward.value / v_, rc = st.recompute.value / v_;
+    const double bi = st.backward_input.value / v_, bw = st.backward_weight.value / v_, cb = st.comm_backward.value / v_;
+    Ids& x = ids_[at(s, c, j)];
+    if (per_layer_) {
+      LayerPieces& lp = pieces_[at(s, c, j)];
+      const int layers = chunk_layers(in_.stage[static_cast<std::size_t>(s)].layers, v_, c);
+      lp = add_layer_pieces(g(), on_stream, in_.zero3, ChunkWork{s, c, j, layers, f, rc, split_ ? bi : bi + bw, bw, split_});
+      x.f = lp.forward.front().task;
+      x.f_last = lp.forward.back().task;
+      x.b = lp.backward.front().task;
+      x.b_last = lp.backward.back().task;
+    } else {
+      x.f = g().add_task(make_task(TaskKind::forward, s, c, j, f), on_stream);
+    }
+    if (cf > 0) {
+      const int f_out = x.out_forward();
+      x.cf = g().add_task(make_task(TaskKind::collective_forward, s, c, j, cf), on_stream);
+      g().add_dependency(f_out, x.cf);
+    }
+    if (!per_layer_) {
+      if (rc > 0) x.r = g().add_task(make_task(TaskKind::recompute, s, c, j, rc), on_stream);
+      x.b = g().add_task(make_task(split_ ? TaskKind::backward_input : TaskKind::backward, s, c, j, split_ ? bi : bi + bw), on_stream);
+      if (x.r >= 0) g().add_dependency(x.r, x.b);
+    }
+    const int b_out = x.out_backward();
+    if (cb > 0) {
+      x.cb = g().add_task(make_task(TaskKind::collective_backward, s, c, j, cb), on_stream);
+      g().add_dependency(b_out, x.cb);
+    }
+    if (split_) {
+      x.w = per_layer_ ? pieces_[at(s, c, j)].weight.front().task
+                       : g().add_task(make_task(TaskKind::backward_weight, s, c, j, bw), on_stream);
+      g().add_dependency(b_out, x.w);
+    }
+  }
+
+  // Pipeline transfers between virtual stages (chunk c of stage s is virtual stage c·p + s).
+  void add_pipeline_transfers() {
+    const double hop = p_ > 1 ? in_.p2p_hop.value : 0.0;
+    const int virtual_stages = p_ * v_;
+    for (int s = 0; s < p_; ++s) {
+      const Placement on_link{out_.link[static_cast<std::size_t>(s)], kChannelP2p};
+      for (int c = 0; c < v_; ++c) {
+        const int vs = c * p_ + s;
+        for (int j = 0; j < m_; ++j) {
+          const Ids& x = ids_[at(s, c, j)];
+          if (vs + 1 < virtual_stages) {
+            const Ids& next = ids_[at((vs + 1) % p_, (vs + 1) / p_, j)];
+            link(x.out_forward(), next.f, hop, make_task(TaskKind::send_forward, s, c, j, hop), on_link);
+          } else {
+            g().add_dependency(x.out_forward(), x.first_backward());  // the loss: backward starts here
+          }
+          if (vs > 0) {
+            const Ids& prev = ids_[at((vs - 1) % p_, (vs - 1) / p_, j)];
+            link(x.out_backward(), prev.first_backward(), hop, make_task(TaskKind::send_backward, s, c, j, hop), on_link);
+          }
+        }
+      }
+    }
+  }
+
+  // `to` waits for `from`, through a send task when the hop takes time.
+  void link(int from, int to, double hop, const Task& send, Placement on_link) {
+    if (hop > 0) {
+      const int t = g().add_task(send, on_link);
+      g().add_dependency(from, t);
+      g().add_dependency(t, to);
+    } else {
+      g().add_dependency(from, to);
+    }
+  }
+
+  // The stage's stream in the schedule's order.
+  StageOrdered order_stage(int s, const StageOrder& order) {
+    const int stream = out_.stream[static_cast<std::size_t>(s)];
+    StageOrdered r;
+    r.last_micro_batch.assign(static_cast<std::size_t>(v_), -1);
+    r.grad_final.assign(static_cast<std::size_t>(v_), -1);
+    auto append = [&](const std::vector<Zero3Piece>& ps) {
+      for (const Zero3Piece& piece : ps) g().append_to_stream(stream, piece.task);
+      r.sequence.insert(r.sequence.end(), ps.begin(), ps.end());
+    };
+    for (const Slot& slot : order) {
+      const std::size_t i = at(s, slot.chunk, slot.micro_batch);
+      const Ids& x = ids_[i];
+      const auto chunk = static_cast<std::size_t>(slot.chunk);
+      switch (slot.pass) {
+        case Pass::forward:
+          if (per_layer_) append(pieces_[i].forward);
+          else g().append_to_stream(stream, x.f);
+          if (x.cf >= 0) g().append_to_stream(stream, x.cf);
+          break;
+        case Pass::backward:
+          if (per_layer_) {
+            append(pieces_[i].backward);
+          } else {
+            if (x.r >= 0) g().append_to_stream(stream, x.r);
+            g().append_to_stream(stream, x.b);
+          }
+          if (x.cb >= 0) g().append_to_stream(stream, x.cb);
+          r.last_micro_batch[chunk] = slot.micro_batch;
+          if (!split_) r.grad_final[chunk] = r.last_backward = x.b_last >= 0 ? x.b_last : x.b;
+          break;
+        case Pass::weight:
+          if (per_layer_) append(pieces_[i].weight);
+          else g().append_to_stream(stream, x.w);
+          r.grad_final[chunk] = r.last_backward = per_layer_ ? pieces_[i].weight.back().task : x.w;
+          break;
+      }
+    }
+    r.compute_order = g().resources()[static_cast<std::size_t>(stream)].order;
+    return r;
+  }
+
+  // Data-parallel gradient reduce in buckets (not under ZeRO-3, which reduce-scatters per unit).
+  std::vector<int> add_reduce_buckets(int s, const StageOrdered& o) {
+    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
+    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    std::vector<int> buckets;
+    if (si.dp_reduce.value <= 0) return buckets;
+    const int k = std::max(1, in_.dp_buckets);
+    if (in_.overlap_grad_reduce) {
+      const int total = std::max(k, v_);
+      const double d = si.dp_reduce.value / total;
+      for (int c = v_ - 1; c >= 0; --c) {
+        const int kc = total / v_ + (c < total % v_ ? 1 : 0);
+        for (int i = 0; i < kc; ++i) {
+          Task t = make_task(TaskKind::dp_reduce, s, c, -1, d);
+          t.bucket = i;  // numbered within its chunk
+          const int b = g().add_task(t, on_dp);
+          g().add_partial_dependency(o.grad_final[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
+          buckets.push_back(b);
+        }
+      }
+    } else {
+      for (int i = 0; i < k; ++i) {
+        Task t = make_task(TaskKind::dp_reduce, s, -1, -1, si.dp_reduce.value / k);
+        t.bucket = i;
+        const int b = g().add_task(t, on_dp);
+        g().add_dependency(o.last_backward, b);
+        buckets.push_back(b);
+      }
+    }
+    return buckets;
+  }
+
+  // ZeRO-1/2 parameter all-gather: the previous step's, overlapped with this step's start, or after
+  // the optimizer.
+  void add_zero12_gathers(int s, const StageOrdered& o, const std::vector<int>& buckets, int optimizer) {
+    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
+    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const int k = std::max(1, in_.dp_buckets);
+    std::vector<int> gathers;
+    for (int i = 0; i < k; ++i) {
+      Task t = make_task(TaskKind::dp_gather, s, -1, -1, si.dp_gather.value / k);
+      t.bucket = i;
+      gathers.push_back(g().add_task(t, on_dp));
+    }
+    const std::vector<int>& order = o.compute_order;
+    if (in_.overlap_param_gather) {
+      g().add_dependency(gathers.front(), order.front());
+      g().add_dependency(gathers.back(), order.size() > 1 ? order[1] : order.front());
+    } else {
+      const int after = optimizer >= 0 ? optimizer : (buckets.empty() ? o.last_backward : buckets.back());
+      for (int gather : gathers) g().add_dependency(after, gather);
+    }
+  }
+
+  // Stream order from the schedule, then the step-level tasks of the stage.
+  void add_stage(int s, const StageOrder& order) {
+    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
+    const int stream = out_.stream[static_cast<std::size_t>(s)];
+    const StageOrdered o = order_stage(s, order);
+    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
+                                                : add_reduce_buckets(s, o);
+    int optimizer = -1;
+    if (si.optimizer.value > 0) {
+      optimizer = g().add_task(make_task(TaskKind::optimizer, s, -1, -1, si.optimizer.value), Placement{stream, 0});
+      g().append_to_stream(stream, optimizer);
+      for (int b : buckets) g().add_dependency(b, optimizer);
+    }
+    if (in_.zero >= 1 && in_.zero <= 2 && si.dp_gather.value > 0) add_zero12_gathers(s, o, buckets, optimizer);
+  }
+
+  const StepInputs& in_;
+  StepGraph& out_;
+  const int p_, v_, m_;
+  const bool split_, per_layer_;  // per_layer_: ZeRO-3, layer-by-layer pieces each gathered on its own
+  std::vector<Ids> ids_;
+  std::vector<LayerPieces> pieces_;
+};
+
+}  // namespace
 
 StepGraph build_step_graph(const StepInputs& in) {
   const int p = in.stages, v = in.chunks, m = in.micro_batches;
   if (p < 1 || v < 1 || m < 1 || static_cast<int>(in.stage.size()) != p) {
     throw std::invalid_argument("step inputs: need stages, chunks, micro-batches and one timing per stage");
   }
-  const bool split = splits_backward(in.schedule);
-  const std::vector<StageOrder> orders = schedule_order(in.schedule, PipelineShape{p, v, m});
-
   StepGraph out;
-  out.stages = p;
-  out.chunks = v;
-  out.micro_batches = m;
-  TaskGraph& g = out.graph;
-  for (int s = 0; s < p; ++s) {
-    out.stream.push_back(g.add_resource({ResourceKind::stream, s, "stage " + std::to_string(s) + " compute", {}}));
-    out.link.push_back(g.add_resource({ResourceKind::link, s, "stage " + std::to_string(s) + " link", {}}));
-  }
-
-  auto task = [](TaskKind k, int s, int c, int j, double d) {
-    Task t;
-    t.kind = k;
-    t.stage = s;
-    t.chunk = c;
-    t.micro_batch = j;
-    t.duration = d;
-    return t;
-  };
-  auto at = [&](int s, int c, int j) {
-    return (static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(c)) * static_cast<std::size_t>(m) +
-           static_cast<std::size_t>(j);
-  };
-  std::vector<Ids> ids(static_cast<std::size_t>(p) * static_cast<std::size_t>(v) * static_cast<std::size_t>(m));
-
-  // Compute tasks of every (stage, chunk, micro-batch).
-  for (int s = 0; s < p; ++s) {
-    const StageTiming& st = in.stage[static_cast<std::size_t>(s)].timing;
-    const Placement on_stream{out.stream[static_cast<std::size_t>(s)], 0};
-    const double f = st.forward.value / v, cf = st.comm_forward.value / v, rc = st.recompute.value / v;
-    const double bi = st.backward_input.value / v, bw = st.backward_weight.value / v, cb = st.comm_backward.value / v;
-    for (int c = 0; c < v; ++c) {
-      for (int j = 0; j < m; ++j) {
-        Ids& x = ids[at(s, c, j)];
-        x.f = g.add_task(task(TaskKind::forward, s, c, j, f), on_stream);
-        if (cf > 0) {
-          x.cf = g.add_task(task(TaskKind::collective_forward, s, c, j, cf), on_stream);
-          g.add_dependency(x.f, x.cf);
-        }
-        if (rc > 0) x.r = g.add_task(task(TaskKind::recompute, s, c, j, rc), on_stream);
-        x.b = g.add_task(task(split ? TaskKind::backward_input : TaskKind::backward, s, c, j, split ? bi : bi + bw), on_stream);
-        if (x.r >= 0) g.add_dependency(x.r, x.b);
-        if (cb > 0) {
-          x.cb = g.add_task(task(TaskKind::collective_backward, s, c, j, cb), on_stream);
-          g.add_dependency(x.b, x.cb);
-        }
-        if (split) {
-          x.w = g.add_task(task(TaskKind::backward_weight, s, c, j, bw), on_stream);
-          g.add_dependency(x.b, x.w);
-        }
-      }
-    }
-  }
-
-  // Pipeline transfers between virtual stages (chunk c of stage s is virtual stage c·p + s).
-  const double hop = p > 1 ? in.p2p_hop.value : 0.0;
-  const int virtual_stages = p * v;
-  for (int s = 0; s < p; ++s) {
-    const Placement on_link{out.link[static_cast<std::size_t>(s)], kChannelP2p};
-    for (int c = 0; c < v; ++c) {
-      const int vs = c * p + s;
-      for (int j = 0; j < m; ++j) {
-        const Ids& x = ids[at(s, c, j)];
-        if (vs + 1 < virtual_stages) {
-          const Ids& next = ids[at((vs + 1) % p, (vs + 1) / p, j)];
-          if (hop > 0) {
-            const int send = g.add_task(task(TaskKind::send_forward, s, c, j, hop), on_link);
-            g.add_dependency(x.out_forward(), send);
-            g.add_dependency(send, next.f);
-          } else {
-            g.add_dependency(x.out_forward(), next.f);
-          }
-        } else {
-          g.add_dependency(x.out_forward(), x.first_backward());  // the loss: backward starts here
-        }
-        if (vs > 0) {
-          const Ids& prev = ids[at((vs - 1) % p, (vs - 1) / p, j)];
-          if (hop > 0) {
-            const int send = g.add_task(task(TaskKind::send_backward, s, c, j, hop), on_link);
-            g.add_dependency(x.out_backward(), send);
-            g.add_dependency(send, prev.first_backward());
-          } else {
-            g.add_dependency(x.out_backward(), prev.first_backward());
-          }
-        }
-      }
-    }
-  }
-
-  // Stream orders from the schedule, then the step-level tasks of each stage.
-  for (int s = 0; s < p; ++s) {
-    const StageInputs& si = in.stage[static_cast<std::size_t>(s)];
-    const int stream = out.stream[static_cast<std::size_t>(s)];
-    const Placement on_dp{out.link[static_cast<std::size_t>(s)], kChannelDp};
-    std::vector<int> consumers;  // tasks that need the stage's gathered weights (ZeRO-3)
-    std::vector<int> grad_final(static_cast<std::size_t>(v), -1);  // last gradient-producing task per chunk
-    int last_backward = -1;
-    for (const Slot& slot : orders[static_cast<std::size_t>(s)]) {
-      const Ids& x = ids[at(s, slot.chunk, slot.micro_batch)];
-      switch (slot.pass) {
-        case Pass::forward:
-          g.append_to_stream(stream, x.f);
-          if (x.cf >= 0) g.append_to_stream(stream, x.cf);
-          consumers.push_back(x.f);
-          break;
-        case Pass::backward:
-          if (x.r >= 0) g.append_to_stream(stream, x.r);
-          g.append_to_stream(stream, x.b);
-          if (x.cb >= 0) g.append_to_stream(stream, x.cb);
-          consumers.push_back(x.first_backward());
-          if (!split) {
-            grad_final[static_cast<std::size_t>(slot.chunk)] = x.b;
-            last_backward = x.b;
-          }
-          break;
-        case Pass::weight:
-          g.append_to_stream(stream, x.w);
-          grad_final[static_cast<std::size_t>(slot.chunk)] = x.w;
-          last_backward = x.w;
-          break;
-      }
-    }
-    const std::vector<int> compute_order = g.resources()[static_cast<std::size_t>(stream)].order;
-
-    // ZeRO-3: a gather before every forward and every backward, prefetched one ahead.
-    if (in.zero >= 3 && si.dp_gather.value > 0) {
-      const double d = si.dp_gather.value / v;
-      const std::size_t lag = in.overlap_param_gather ? 2 : 1;
-      for (std::size_t n = 0; n < consumers.size(); ++n) {
-        const Task& t = g.task(consumers[n]);
-        const TaskKind kind = t.kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
-        const int gather = g.add_task(task(kind, s, t.chunk, t.micro_batch, d), on_dp);
-        g.add_dependency(gather, consumers[n]);
-        if (n >= lag) g.add_dependency(consumers[n - lag], gather);
-      }
-    }
-
-    // Data-parallel gradient reduce in buckets.
-    std::vector<int> buckets;
-    if (si.dp_reduce.value > 0) {
-      const int k = std::max(1, in.dp_buckets);
-      if (in.overlap_grad_reduce) {
-        const int total = std::max(k, v);
-        const double d = si.dp_reduce.value / total;
-        for (int c = v - 1; c >= 0; --c) {
-          const int kc = total / v + (c < total % v ? 1 : 0);
-          for (int i = 0; i < kc; ++i) {
-            Task t = task(TaskKind::dp_reduce, s, c, -1, d);
-            t.bucket = i;  // numbered within its chunk
-            const int b = g.add_task(t, on_dp);
-            g.add_partial_dependency(grad_final[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
-            buckets.push_back(b);
-          }
-        }
-      } else {
-        for (int i = 0; i < k; ++i) {
-          Task t = task(TaskKind::dp_reduce, s, -1, -1, si.dp_reduce.value / k);
-          t.bucket = i;
-          const int b = g.add_task(t, on_dp);
-          g.add_dependency(last_backward, b);
-          buckets.push_back(b);
-        }
-      }
-    }
-
-    int optimizer = -1;
-    if (si.optimizer.value > 0) {
-      optimizer = g.add_task(task(TaskKind::optimizer, s, -1, -1, si.optimizer.value), Placement{stream, 0});
-      g.append_to_stream(stream, optimizer);
-      for (int b : buckets) g.add_dependency(b, optimizer);
-    }
-
-    // ZeRO-1/2 parameter all-gather.
-    if (in.zero >= 1 && in.zero <= 2 && si.dp_gather.value > 0) {
-      const int k = std::max(1, in.dp_buckets);
-      std::vector<int> gathers;
-      for (int i = 0; i < k; ++i) {
-        Task t = task(TaskKind::dp_gather, s, -1, -1, si.dp_gather.value / k);
-        t.bucket = i;
-        gathers.push_back(g.add_task(t, on_dp));
-      }
-      if (in.overlap_param_gather) {
-        g.add_dependency(gathers.front(), compute_order.front());
-        g.add_dependency(gathers.back(), compute_order.size() > 1 ? compute_order[1] : compute_order.front());
-      } else {
-        const int after = optimizer >= 0 ? optimizer : (buckets.empty() ? last_backward : buckets.back());
-        for (int gather : gathers) g.add_dependency(after, gather);
-      }
-    }
-  }
+  Builder(in, out).build();
   return out;
 }
 

@@ -14,10 +14,9 @@
 //                start (the previous step's gather, overlapped with this step's first forward: the
 //                first task waits for bucket 0, the second for the last bucket); without, after
 //                the optimizer
-//    gather-F / gather-B  ZeRO-3 per chunk and micro-batch, before its forward and before its
-//                backward (or recompute); with overlap_param_gather each is prefetched: it may start
-//                once the consumer two places earlier has finished (it overlaps the previous one);
-//                without, once the previous consumer has finished
+//    ZeRO-3      F, R and B run layer by layer and gather unit by gather unit, each unit gathered
+//                (gather-F / gather-B) one unit ahead and reduce-scattered after its backward, in
+//                place of the buckets above (zero3_graph.h)
 //
 // Resources: stage s has a compute stream (its F, R, B, W, exposed collectives and optimizer, in
 // the schedule's order) and a network link (its sends, DP collectives and gathers; p2p and DP are
@@ -43,8 +42,9 @@ StepGraph build_step_graph(const StepInputs& in);
 
 // An upper bound on the tasks build_step_graph(in) makes, computed without building it (and without
 // 64-bit wrap): per (stage, chunk, micro-batch) at most 10 (F, its collective, recompute, B, its
-// collective, W, two sends, two ZeRO-3 gathers), per stage at most max(buckets, chunks) reduces,
-// `buckets` gathers and the optimizer.
+// collective, W, two sends, two gathers), under ZeRO-3 the larger of 10 and zero3_tasks_per_slot()
+// (eight per layer and gather unit); per stage at most max(buckets, chunks) reduces, `buckets`
+// gathers and the optimizer.
 std::uint64_t task_bound(const StepInputs& in);
 
 }  // namespace tp::sim

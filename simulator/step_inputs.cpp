@@ -1,8 +1,43 @@
 #include "step_inputs.h"
 
 #include <algorithm>
+#include <span>
+
+#include "framework_rules.h"
+#include "op_graph.h"
+#include "sharded_time.h"
+#include "zero3_modules.h"
 
 namespace tp::sim {
+namespace {
+
+// The units the framework gathers one layer in, with the planner's rules for each (planner/sharded_time.h).
+Zero3Rules zero3_rules(const Scenario& s) {
+  const FrameworkRules& fw = framework_rules(s.training.framework);
+  Zero3Rules z;
+  z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
+  z.recompute_regathers = fw.recompute_regathers && s.parallel.recompute.mode == RecomputeMode::full;
+  if (zero3_gathers_whole_layers(fw.zero3_live_parameters)) return z;
+  const OpGraph g = build_op_graph(s.model, s.training);
+  const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, fw.zero3_persistence_threshold);
+  const std::span<const Zero3Module> mods = modules.view();
+  for (std::size_t k = 0; k < mods.size(); ++k) {
+    GatherUnit u;
+    u.gather_share = mods[k].gather_share;
+    u.compute_share = mods[k].compute_share;
+    u.blocks_prefetch = !zero3_prefetch_allowed(mods[k], fw.zero3_live_parameters);
+    u.kept_for_backward = zero3_kept_for_backward(mods, k, fw.zero3_reuse_distance);
+    z.units.push_back(u);
+  }
+  return z;
+}
+
+}  // namespace
+
+const std::vector<GatherUnit>& gather_units(const Zero3Rules& z) {
+  static const std::vector<GatherUnit> whole_layer(1);
+  return z.units.empty() ? whole_layer : z.units;
+}
 
 StepInputs step_inputs(const Scenario& s, const Plan& p) {
   const ParallelSpec& par = s.parallel;
@@ -17,6 +52,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   in.zero = par.zero;
   in.overlap_grad_reduce = par.overlap_grad_reduce;
   in.overlap_param_gather = par.overlap_param_gather;
+  if (par.zero >= 3) in.zero3 = zero3_rules(s);
 
   const auto& mem = p.estimate.stages;
   const bool have_memory = mem.size() == t.stages.size();
@@ -29,6 +65,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
     st.dp_reduce = t.dp_reduce * ratio;
     st.dp_gather = t.dp_gather * ratio;
     st.optimizer = t.optimizer_step * ratio;
+    if (i < par.layers_per_stage.size()) st.layers = std::max(1, static_cast<int>(par.layers_per_stage[i]));
     if (have_memory) {
       st.planner_in_flight = mem[i].in_flight;
       st.planner_activations = mem[i].activations;

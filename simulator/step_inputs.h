@@ -17,7 +17,27 @@ struct StageInputs {
   Seconds optimizer;   // the stage's optimizer step
   double planner_in_flight = 0;  // micro-batches the planner's memory model holds at the peak
   Bytes planner_activations;     // the planner's activation bytes of the stage
+  int layers = 1;                // transformer layers of the stage (ZeRO-3 runs them as separate tasks)
 };
+
+// ZeRO-3 / FSDP: what one layer gathers, unit by unit, in forward order (docs/model.md §19). FSDP gathers
+// the whole layer as one unit; DeepSpeed gathers module by module (planner/zero3_modules.h, the list the
+// planner's memory and step time read).
+struct GatherUnit {
+  double gather_share = 1;    // of the layer's gather (and gradient reduce-scatter) bytes
+  double compute_share = 1;   // of the layer's compute
+  bool blocks_prefetch = false;  // while it is gathered nothing is prefetched (DeepSpeed's live-parameter limit)
+  bool kept_for_backward = false;  // after a recompute pass, still gathered for its backward (reuse distance)
+};
+
+struct Zero3Rules {
+  std::vector<GatherUnit> units;  // empty: the whole layer is one unit (FSDP)
+  bool reduce_every_micro_batch = false;  // reduce-scatter after every micro-batch's backward (DeepSpeed)
+  bool recompute_regathers = false;       // the recompute forward gathers every unit again (DeepSpeed, full recompute)
+};
+
+// The units of one layer: z.units, or the whole layer as one unit.
+const std::vector<GatherUnit>& gather_units(const Zero3Rules& z);
 
 struct StepInputs {
   Schedule schedule = Schedule::one_f_one_b;
@@ -30,6 +50,7 @@ struct StepInputs {
   int zero = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  Zero3Rules zero3;  // read when zero >= 3
 };
 
 // From the plan. The planner gives the DP reduce, gather and optimizer times of its slowest stage;

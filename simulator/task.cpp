@@ -48,6 +48,8 @@ std::string task_name(const Task& t) {
   if (t.chunk >= 0) n += " c" + std::to_string(t.chunk);
   if (t.micro_batch >= 0) n += " mb" + std::to_string(t.micro_batch);
   if (t.bucket >= 0) n += " b" + std::to_string(t.bucket);
+  if (t.layer >= 0) n += " l" + std::to_string(t.layer);
+  if (t.unit >= 0) n += " u" + std::to_string(t.unit);
   return n;
 }
 

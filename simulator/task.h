@@ -1,5 +1,6 @@
 // One task of the simulated step: what it is (kind, stage, virtual chunk, micro-batch, bucket) and
-// how long it takes. Names follow "<kind> s<stage> c<chunk> mb<micro-batch>" (or "b<bucket>").
+// how long it takes. Names follow "<kind> s<stage> c<chunk> mb<micro-batch>" (or "b<bucket>"), then
+// "l<layer>" and "u<unit>" for ZeRO-3's per-layer tasks.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,8 @@ struct Task {
   std::int32_t chunk = -1;        // -1 when not per chunk (optimizer, gathers after the step)
   std::int32_t micro_batch = -1;  // -1 when not per micro-batch
   std::int32_t bucket = -1;       // DP buckets
+  std::int32_t layer = -1;        // ZeRO-3: the layer within the chunk (-1: the whole chunk)
+  std::int32_t unit = -1;         // ZeRO-3: the gather unit within the layer (-1: the whole layer)
   double duration = 0;            // seconds
 };
 

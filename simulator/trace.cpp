@@ -54,6 +54,8 @@ nlohmann::json chrome_trace(const StepGraph& g, const Execution& x, const std::s
     if (t.chunk >= 0) args["chunk"] = t.chunk;
     if (t.micro_batch >= 0) args["micro_batch"] = t.micro_batch;
     if (t.bucket >= 0) args["bucket"] = t.bucket;
+    if (t.layer >= 0) args["layer"] = t.layer;
+    if (t.unit >= 0) args["unit"] = t.unit;
     events.push_back({{"name", task_name(t)},
                       {"cat", class_name(task_class(t.kind))},
                       {"ph", "X"},

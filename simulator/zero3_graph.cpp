@@ -1,0 +1,138 @@
+#include "zero3_graph.h"
+
+#include <algorithm>
+
+#include "work_limits.h"
+
+namespace tp::sim {
+namespace {
+
+Task piece_task(TaskKind kind, const ChunkWork& w, int layer, int unit, double duration) {
+  Task t;
+  t.kind = kind;
+  t.stage = w.stage;
+  t.chunk = w.chunk;
+  t.micro_batch = w.micro_batch;
+  t.layer = layer;
+  t.unit = unit;
+  t.duration = duration;
+  return t;
+}
+
+// The unit's share of one layer of the chunk: `chunk_total` is the chunk's whole (per micro-batch or per pass).
+double unit_share(double chunk_total, int layers, double share) { return chunk_total / std::max(1, layers) * share; }
+
+}  // namespace
+
+int chunk_layers(int layers, int v, int c) {
+  const int n = std::max(1, layers), chunks = std::max(1, v);
+  return std::max(1, n / chunks + (c < n % chunks ? 1 : 0));
+}
+
+LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z, const ChunkWork& w) {
+  LayerPieces out;
+  const std::vector<GatherUnit>& unit_list = gather_units(z);
+  const int units = static_cast<int>(unit_list.size());
+  int previous = -1;
+  auto add = [&](std::vector<Zero3Piece>& into, TaskKind kind, int l, int u, double chunk_total, bool consumer) {
+    const int t = g.add_task(piece_task(kind, w, l, u, unit_share(chunk_total, w.layers, unit_list[static_cast<std::size_t>(u)].compute_share)), stream);
+    if (previous >= 0) g.add_dependency(previous, t);
+    previous = t;
+    into.push_back(Zero3Piece{t, consumer, -1});
+  };
+  for (int l = 0; l < w.layers; ++l) {
+    for (int u = 0; u < units; ++u) add(out.forward, TaskKind::forward, l, u, w.forward, true);
+  }
+  previous = -1;  // the backward starts from the incoming gradient, not from this forward
+  const bool recompute = w.recompute > 0;
+  const TaskKind backward = w.split_backward ? TaskKind::backward_input : TaskKind::backward;
+  for (int l = w.layers - 1; l >= 0; --l) {
+    if (recompute) {
+      for (int u = 0; u < units; ++u) add(out.backward, TaskKind::recompute, l, u, w.recompute, true);
+    }
+    for (int u = units - 1; u >= 0; --u) {
+      // After a recompute that reused the backward's gather (FSDP), or kept the unit (DeepSpeed's reuse
+      // distance), the backward needs no gather of its own.
+      const bool consumer = !recompute || (z.recompute_regathers && !unit_list[static_cast<std::size_t>(u)].kept_for_backward);
+      add(out.backward, backward, l, u, w.backward, consumer);
+      if (!w.split_backward) out.backward.back().gradient = out.backward.back().task;
+    }
+  }
+  if (!w.split_backward) return out;
+  previous = -1;  // W follows the last B (or its collective): the caller links them
+  for (int l = w.layers - 1; l >= 0; --l) {
+    for (int u = units - 1; u >= 0; --u) {
+      add(out.weight, TaskKind::backward_weight, l, u, w.weight, false);
+      out.weight.back().gradient = out.weight.back().task;
+    }
+  }
+  return out;
+}
+
+std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInputs& in, int stage,
+                                     const std::vector<Zero3Piece>& sequence,
+                                     const std::vector<int>& last_micro_batch, int last_backward) {
+  const StageInputs& si = in.stage[static_cast<std::size_t>(stage)];
+  const int v = std::max(1, in.chunks);
+  const std::vector<GatherUnit>& units = gather_units(in.zero3);
+  auto transfer = [&](TaskKind kind, const Task& at, double stage_total) {
+    Task t = at;
+    t.kind = kind;
+    const int layers = chunk_layers(si.layers, v, at.chunk);
+    t.duration = unit_share(stage_total / v, layers, units[static_cast<std::size_t>(at.unit)].gather_share);
+    return t;
+  };
+
+  // Reduce-scatters first: at the end of a B piece its reduce-scatter is issued before the gather that
+  // the same moment releases (DeepSpeed stage3.py: launched from the gradient hook, before the next
+  // module's pre-backward fetch; FSDP: post-backward of one unit, then the pre-backward of the next).
+  std::vector<int> reduces;
+  if (si.dp_reduce.value > 0) {
+    for (const Zero3Piece& piece : sequence) {
+      if (piece.gradient < 0) continue;
+      const Task& at = g.task(piece.task);
+      const bool last = at.micro_batch == last_micro_batch[static_cast<std::size_t>(at.chunk)];
+      if (!in.zero3.reduce_every_micro_batch && !last) continue;
+      Task t = transfer(TaskKind::dp_reduce, at, si.dp_reduce.value);
+      if (!in.zero3.reduce_every_micro_batch) t.micro_batch = -1;
+      if (t.duration <= 0) continue;
+      const int r = g.add_task(t, dp);
+      g.add_dependency(in.overlap_grad_reduce ? piece.gradient : last_backward, r);
+      reduces.push_back(r);
+    }
+  }
+
+  if (si.dp_gather.value <= 0) return reduces;
+  std::vector<std::size_t> consumers;  // positions in `sequence`
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    if (sequence[i].consumer) consumers.push_back(i);
+  }
+  for (std::size_t n = 0; n < consumers.size(); ++n) {
+    const std::size_t at = consumers[n];
+    const Task& use = g.task(sequence[at].task);
+    const TaskKind kind = use.kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
+    const Task t = transfer(kind, use, si.dp_gather.value);
+    if (t.duration <= 0) continue;
+    const int gather = g.add_task(t, dp);
+    g.add_dependency(gather, sequence[at].task);
+    if (at == 0) continue;
+    const Task& before = g.task(sequence[at - 1].task);
+    const bool blocked = !in.overlap_param_gather || units[static_cast<std::size_t>(before.unit)].blocks_prefetch;
+    if (blocked) {
+      g.add_dependency(sequence[at - 1].task, gather);
+    } else if (n >= 2) {
+      g.add_dependency(sequence[consumers[n - 1] - 1].task, gather);
+    }
+  }
+  return reduces;
+}
+
+std::uint64_t zero3_tasks_per_slot(const StepInputs& in) {
+  const std::uint64_t cap = UINT64_MAX / 4;
+  int layers = 1;
+  for (const StageInputs& s : in.stage) layers = std::max(layers, s.layers);
+  const auto units = static_cast<std::uint64_t>(gather_units(in.zero3).size());
+  return std::min(cap, capped_product(capped_product(static_cast<std::uint64_t>(layers), units, cap), 8, cap) + 4);
+}
+
+}  // namespace tp::sim

@@ -1,0 +1,220 @@
+// ZeRO-3 / FSDP in the step simulator (simulator/zero3_graph.h, docs/model.md §19): the forward and
+// backward run layer by layer, each gather unit gathered one unit ahead on the data-parallel
+// communicator (one FIFO NCCL stream shared with the reduce-scatters), and the gradients of each unit
+// reduce-scattered after its backward. Oracles: step times worked out by hand below from that model,
+// event by event; for the sharded validation scenarios, the planner's bounded-overlap model (§15),
+// which for one stage and per-layer prefetch describes the same overlap in closed form.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "commands.h"
+#include "errors.h"
+#include "scenario.h"
+#include "sim_test_support.h"
+#include "step_graph.h"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One stage, one micro-batch per `m`, `layers` layers: forward f and backward b per layer and
+// micro-batch, a gather of g and a reduce-scatter of r per layer, optimizer o. No recompute.
+sim::StepInputs one_stage(int layers, int m, double f, double b, double g, double r, double o) {
+  sim::StepInputs in;
+  in.schedule = Schedule::one_f_one_b;
+  in.micro_batches = m;
+  in.zero = 3;
+  sim::StageInputs st;
+  st.timing = simtest::timing(layers * f, layers * b);
+  st.dp_gather = Seconds(layers * g);
+  st.dp_reduce = Seconds(layers * r);
+  st.optimizer = Seconds(o);
+  st.layers = layers;
+  in.stage.push_back(st);
+  return in;
+}
+
+double step(const sim::StepInputs& in) { return sim::simulate(in, SimOptions{}).step_seconds.value; }
+
+int count(const sim::StepGraph& g, sim::TaskKind kind) {
+  int n = 0;
+  for (const sim::Task& t : g.graph.tasks()) n += t.kind == kind ? 1 : 0;
+  return n;
+}
+
+TEST(Zero3, GathersShorterThanComputeExposeOnlyTheFirstGatherAndTheLastReduce) {
+  // 4 layers, f = 1, b = 2, g = 0.5, r = 0.25, o = 1. By hand (FIFO DP stream):
+  //  gather F0 [0, 0.5] and F1 [0.5, 1] start at once (no unit before them); F0 [0.5, 1.5]; F1 [1.5, 2.5];
+  //  gather F2 may start when F0 ends (one unit ahead): [1.5, 2]; F2 [2.5, 3.5]; gather F3 [2.5, 3]; F3 [3.5, 4.5];
+  //  backward layers 3..0, each gather issued when the unit two places back ends, done before it is needed:
+  //  B3 [4.5, 6.5], B2 [6.5, 8.5], B1 [8.5, 10.5], B0 [10.5, 12.5]; the reduce-scatter of layer 0
+  //  [12.5, 12.75]; optimizer [12.75, 13.75].
+  // step = g_first + 4 f + 4 b + r_last + o = 0.5 + 4 + 8 + 0.25 + 1 = 13.75.
+  EXPECT_DOUBLE_EQ(step(one_stage(4, 1, 1, 2, 0.5, 0.25, 1)), 13.75);
+}
+
+TEST(Zero3, GathersLongerThanComputeDominateTheStep) {
+  // 4 layers, f = 1, b = 2, g = 3, r = 0.25, o = 1. The eight gathers run back to back on the DP
+  // stream from t = 0; the reduce-scatters of layers 3 and 2 are issued (at B3's end, 17, and B2's, 20)
+  // before the gathers of B1 and B0 and run in between: the stream is busy until 8 g + 2 r = 24.5,
+  // when B0 can start; then B0 (2), the reduce-scatter of layer 0 (0.25) and the optimizer (1).
+  // step = 8 g + 2 r + b + r + o = 24 + 0.5 + 2 + 0.25 + 1 = 27.75.
+  EXPECT_DOUBLE_EQ(step(one_stage(4, 1, 1, 2, 3, 0.25, 1)), 27.75);
+}
+
+TEST(Zero3, WithoutParamGatherOverlapEveryGatherWaitsForTheUnitBefore) {
+  // 2 layers, f = 1, b = 2, g = 0.5, r = 0, o = 0: each gather starts when the previous unit ends,
+  // so all four are exposed: step = 4 g + 2 f + 2 b = 2 + 2 + 4 = 8.
+  sim::StepInputs in = one_stage(2, 1, 1, 2, 0.5, 0, 0);
+  in.overlap_param_gather = false;
+  EXPECT_DOUBLE_EQ(step(in), 8.0);
+}
+
+TEST(Zero3, AUnitOverTheLiveParameterLimitStopsThePrefetchOfTheNextOne) {
+  // One layer of two units, each half of the gather (1 s) and of the compute (forward 1 s, backward
+  // 1 s per unit). Prefetching: gathers F u0 [0, 1] and F u1 [1, 2]; F u0 [1, 2], F u1 [2, 3];
+  // gather B u1 (after F u0) [2, 3], B u1 [3, 4]; gather B u0 (after F u1) [3, 4], B u0 [4, 5]: 5 s.
+  // Unit 0 blocks the prefetch (DeepSpeed's stage3_max_live_parameters): gather F u1 waits for F u0
+  // [2, 3], F u1 [3, 4]; gather B u1 [3, 4] (after F u0), B u1 [4, 5]; gather B u0 [4, 5], B u0 [5, 6]: 6 s.
+  sim::StepInputs in = one_stage(1, 1, 2, 2, 2, 0, 0);
+  in.zero3.units = {sim::GatherUnit{0.5, 0.5, false, false}, sim::GatherUnit{0.5, 0.5, false, false}};
+  EXPECT_DOUBLE_EQ(step(in), 5.0);
+  in.zero3.units[0].blocks_prefetch = true;
+  EXPECT_DOUBLE_EQ(step(in), 6.0);
+}
+
+TEST(Zero3, ReduceScatterOncePerStepOrAfterEveryMicroBatch) {
+  // 3 layers, 2 units, m = 4: FSDP reduce-scatters each unit once (after the last micro-batch's
+  // backward), DeepSpeed after every micro-batch, so its traffic is m times the one-pass reduce.
+  sim::StepInputs in = one_stage(3, 4, 1, 2, 0.5, 0.25, 0);
+  in.zero3.units = {sim::GatherUnit{0.25, 0.5, false, false}, sim::GatherUnit{0.75, 0.5, false, false}};
+  auto reduce_total = [](const sim::StepGraph& g) {
+    double sum = 0;
+    for (const sim::Task& t : g.graph.tasks()) sum += t.kind == sim::TaskKind::dp_reduce ? t.duration : 0.0;
+    return sum;
+  };
+  const sim::StepGraph once = sim::build_step_graph(in);
+  EXPECT_EQ(count(once, sim::TaskKind::dp_reduce), 3 * 2);
+  EXPECT_DOUBLE_EQ(reduce_total(once), 3 * 0.25);
+  in.zero3.reduce_every_micro_batch = true;
+  const sim::StepGraph every = sim::build_step_graph(in);
+  EXPECT_EQ(count(every, sim::TaskKind::dp_reduce), 4 * 3 * 2);
+  EXPECT_DOUBLE_EQ(reduce_total(every), 4 * 3 * 0.25);
+}
+
+TEST(Zero3, RecomputeRegathersOnlyWhereTheFrameworkDoes) {
+  // 5 layers, 2 units, one micro-batch with full recompute. Gathers per pass: forward 5·2. FSDP: the
+  // recompute runs inside the unit's backward on its gather (5·2 backward gathers in all). DeepSpeed:
+  // the recompute forward gathers again (5·2) and the backward gathers the units not kept (unit 0
+  // kept by the reuse distance: 5·1 more).
+  sim::StepInputs in = one_stage(5, 1, 1, 2, 0.5, 0, 0);
+  in.stage[0].timing.recompute = Seconds(5.0);
+  in.zero3.units = {sim::GatherUnit{0.5, 0.5, false, false}, sim::GatherUnit{0.5, 0.5, false, false}};
+  const sim::StepGraph fsdp = sim::build_step_graph(in);
+  EXPECT_EQ(count(fsdp, sim::TaskKind::zero3_gather_forward), 10);
+  EXPECT_EQ(count(fsdp, sim::TaskKind::zero3_gather_backward), 10);
+  in.zero3.recompute_regathers = true;
+  in.zero3.units[0].kept_for_backward = true;
+  const sim::StepGraph deepspeed = sim::build_step_graph(in);
+  EXPECT_EQ(count(deepspeed, sim::TaskKind::zero3_gather_forward), 10);
+  EXPECT_EQ(count(deepspeed, sim::TaskKind::zero3_gather_backward), 10 + 5);
+}
+
+TEST(Zero3, ZeroBubbleDefersTheWeightGradientsAndTheirReduceScatters) {
+  // zb-h1 on one stage runs F, B (input gradient), W. 2 layers, f = b = w = 1, g = 0.25, r = 0.5:
+  //  gathers F0 [0, 0.25], F1 [0.25, 0.5]; F0 [0.25, 1.25], F1 [1.25, 2.25]; gather B1 (after F0)
+  //  [1.25, 1.5], gather B0 (after F1) [2.25, 2.5]; B1 [2.25, 3.25], B0 [3.25, 4.25]; W1 [4.25, 5.25]
+  //  and its reduce-scatter [5.25, 5.75] behind W0 [5.25, 6.25]; the last reduce-scatter [6.25, 6.75].
+  // step = g + 2 f + 2 b + 2 w + r = 6.75.
+  sim::StepInputs in = one_stage(2, 1, 1, 1, 0.25, 0.5, 0);
+  in.schedule = Schedule::zb_h1;
+  in.stage[0].timing.backward_weight = Seconds(2.0);
+  EXPECT_DOUBLE_EQ(step(in), 6.75);
+  const sim::StepGraph g = sim::build_step_graph(in);
+  EXPECT_EQ(count(g, sim::TaskKind::backward_weight), 2);
+  EXPECT_EQ(count(g, sim::TaskKind::dp_reduce), 2);
+}
+
+TEST(Zero3, TheTaskLimitCountsThePerLayerTasks) {
+  // 80 layers, 3 units, m = 8, full recompute with regathers and a reduce after every micro-batch:
+  // per (layer, unit, micro-batch) F, R, B, three gathers and a reduce-scatter = 7 tasks, 13,440 in all
+  // plus the optimizer, far beyond the 10 per micro-batch of a graph without ZeRO-3.
+  sim::StepInputs in = one_stage(80, 8, 1, 2, 0.5, 0.25, 1);
+  in.stage[0].timing.recompute = Seconds(80.0);
+  in.zero3.units.assign(3, sim::GatherUnit{1.0 / 3, 1.0 / 3, false, false});
+  in.zero3.recompute_regathers = true;
+  in.zero3.reduce_every_micro_batch = true;
+  const sim::StepGraph g = sim::build_step_graph(in);
+  EXPECT_EQ(g.graph.size(), 80u * 3 * 8 * 7 + 1);
+  EXPECT_GE(sim::task_bound(in), g.graph.size());
+  SimOptions o;
+  o.max_tasks = g.graph.size() - 1;
+  EXPECT_THROW(sim::simulate(in, o), InputError);
+  o.max_tasks = sim::task_bound(in);
+  EXPECT_NO_THROW(sim::simulate(in, o));
+}
+
+TEST(Zero3, PeakInFlightCountsMicroBatchesNotLayers) {
+  // 1F1B on one stage holds one micro-batch at a time however many layer tasks it is split into.
+  const SimResult r = sim::simulate(one_stage(6, 3, 1, 2, 0.5, 0.25, 0), SimOptions{});
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_EQ(r.stages[0].peak_in_flight, 1.0);
+}
+
+TEST(Zero3, TheTraceShowsEveryLayersGather) {
+  // 3 layers: one forward gather and one backward gather per layer, each named by its layer.
+  const fs::path path = fs::path(::testing::TempDir()) / "zero3_trace.json";
+  fs::remove(path);
+  SimOptions o;
+  o.trace = path.string();
+  sim::simulate(one_stage(3, 1, 1, 2, 0.5, 0.25, 0), o);
+  std::ifstream file(path);
+  const nlohmann::json trace = nlohmann::json::parse(file);
+  std::set<std::string> gathers;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "dp" && e["name"].get<std::string>().rfind("gather", 0) == 0) {
+      gathers.insert(e["name"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(gathers, (std::set<std::string>{"gather-F s0 c0 mb0 l0 u0", "gather-F s0 c0 mb0 l1 u0", "gather-F s0 c0 mb0 l2 u0",
+                                            "gather-B s0 c0 mb0 l0 u0", "gather-B s0 c0 mb0 l1 u0", "gather-B s0 c0 mb0 l2 u0"}));
+}
+
+// The sharded validation runs under ZeRO-3 (scenarios/validation/sharded/index.yaml): the simulated
+// step is at least the lower bound and within 2 % of the planner's: for one stage §15's bounded
+// overlap, per layer and per module, describes the same overlap. Before the per-layer split the
+// simulator gathered a whole stage before its first forward: +27 % on fmsfsdp-llama2-7b-96xh100.
+// What remains is the simulator seeing dependency chains the per-window bound does not (docs/model.md
+// §19): FSDP exposes the first unit's gather and the last unit's reduce-scatter (fmsfsdp-llama2-7b-96xh100:
+// 2 x 5.3 ms, +1.6 %, the planner only a gradient bucket's share, 0.3 ms); DeepSpeed with full recompute
+// fetches a layer's first module for the recompute behind the reduce-scatter of the previous layer's
+// first module on the same NCCL stream (1T: 128 layers x 36 ms = 4.6 s, +1.4 %).
+TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
+  const std::string dir = test::source_path("scenarios/validation/sharded");
+  int runs = 0;
+  for (const ValidationRow& row : validation_rows(dir)) {
+    const Scenario s = load_scenario_file(dir + "/" + row.scenario);
+    if (s.parallel.zero < 3) continue;
+    const Plan p = make_plan(s, profile_for(s));
+    const SimResult r = simulate_step(s, p, SimOptions{});
+    const double diff = r.step_seconds / r.analytic_step_seconds - 1.0;
+    std::printf("%-52s analytic %9.3f s simulated %9.3f s %+6.2f%%\n", row.scenario.c_str(), r.analytic_step_seconds.value,
+                r.step_seconds.value, 100 * diff);
+    EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-12)) << row.scenario;
+    EXPECT_LE(std::fabs(diff), 0.02) << row.scenario;
+    for (const SimStage& st : r.stages) EXPECT_EQ(st.peak_in_flight, st.planner_in_flight) << row.scenario;
+    ++runs;
+  }
+  EXPECT_GE(runs, 30);
+}
+
+}  // namespace
+}  // namespace tp
