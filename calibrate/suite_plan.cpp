@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "kernel_traffic.h"
+#include "gemm_shapes.h"
 #include "op_graph.h"
 #include "yaml_reader.h"
 
@@ -165,22 +166,18 @@ std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dty
   // The graph at this tp: the logits over the vocabulary the framework pads at this degree (the shape the
   // planner asks gemm_seconds for).
   const OpGraph g = build_op_graph(s.model, s.training, tp);
-  const double mb_tokens = static_cast<double>(s.training.micro_batch) / std::max(1, s.parallel.cp);
+  const double sequences = static_cast<double>(s.training.micro_batch) / std::max(1, s.parallel.cp);
   auto add = [&](const std::vector<Op>& ops) {
     for (const Op& op : ops) {
       if (op.kind != OpKind::gemm || op.gemm_rows <= 0 || op.gemm_cols <= 0) continue;
-      const double copies = std::max(1.0, op.gemm_count);
-      double in = op.gemm_rows, outd = op.gemm_cols;
-      // Tokens one matrix sees: fwd_flops = 2 x tokens x in x out (per expert for MoE).
-      const double tokens = op.fwd_flops / (2.0 * in * outd * copies) * mb_tokens;
-      if (op.flops_split != TpSplit::none) {
-        if (op.row_parallel) in /= tp;
-        else outd /= tp;
-      }
+      const GemmPassShapes x = gemm_pass_shapes(op, tp, s.parallel.ep, sequences);
       const std::string sfx = " tp=" + std::to_string(tp);
-      out.push_back(gemm_case(dim(tokens), dim(outd), dim(in), dtype, std::string(op.name) + " fwd" + sfx));
-      out.push_back(gemm_case(dim(tokens), dim(in), dim(outd), dtype, std::string(op.name) + " dgrad" + sfx));
-      out.push_back(gemm_case(dim(in), dim(outd), dim(tokens), dtype, std::string(op.name) + " wgrad" + sfx));
+      const auto add_case = [&](const GemmDims& d, const char* pass) {
+        out.push_back(gemm_case(dim(d.m), dim(d.n), dim(d.k), dtype, std::string(op.name) + pass + sfx));
+      };
+      add_case(x.forward, " fwd");
+      add_case(x.input_grad, " dgrad");
+      add_case(x.weight_grad, " wgrad");
     }
   };
   add(g.layer);

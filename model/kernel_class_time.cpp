@@ -20,7 +20,7 @@ double kernel_row_factor(double row_half, double row_length) {
   // A smooth minimum of the long-row bandwidth and one growing with the row (bytes in flight per block,
   // Little's law), p = 4 as in the GEMM roofline's corner (docs/calibration.md, evidence table).
   const double r = row_half / row_length;
-  return std::pow(1.0 + r * r * r * r, 0.25);
+  return std::sqrt(std::sqrt(1.0 + r * r * r * r));  // (1 + r^4)^(1/4)
 }
 
 double kernel_class_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double row_length) {

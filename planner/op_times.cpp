@@ -5,6 +5,7 @@
 
 #include "attention_flops.h"
 #include "framework_rules.h"
+#include "gemm_shapes.h"
 #include "gemm_time.h"
 #include "kernel_class.h"
 #include "kernel_class_time.h"
@@ -19,28 +20,37 @@ struct PassTimes {
   double fwd = 0, bwd = 0;
 };
 
-// A GEMM: the op's FLOPs at the time per FLOP of its (tokens x rows x cols/split) GEMM (model/gemm_time.h:
-// measured, fitted, or cuBLAS's align1 fallback for a shape that is not 16-byte aligned), at least its
-// memory time; the backward does the input and weight gradients.
-PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double tokens, double launch, double mem_time) {
+// Seconds per FLOP of one GEMM shape (model/gemm_time.h: measured, fitted, or cuBLAS's align1 fallback
+// for a shape that is not 16-byte aligned), the launch counted once per op below; at least the
+// sustained rate where the profile measured one and the layer code runs its GEMMs back to back.
+double gemm_seconds_per_flop(const Op& op, const OpTimeContext& c, const GemmDims& d, double launch) {
+  if (d.flops() <= 0) return 0.0;
+  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
+  return std::max(floor, (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, d).value - launch) / d.flops());
+}
+
+// A GEMM op: its forward at the forward shape's rate, its backward half at the input-gradient shape's and
+// half at the weight-gradient shape's (planner/gemm_shapes.h: the shapes the calibration suite measures),
+// each at least its memory time. Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the
+// output layer in bf16).
+PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double launch, double mem_time) {
   const double split = op.flops_split == TpSplit::none ? 1.0 : c.tp;
   const double flops = op.fwd_flops * c.b / c.cp / split;
-  const GemmDims dims{tokens, op.gemm_cols / split, op.gemm_rows};
-  // Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the output layer in bf16).
-  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
-  const double per_flop =
-      std::max(floor, dims.flops() > 0 ? (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, dims).value - launch) / dims.flops() : 0.0);
+  const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
+  const GemmPassShapes shapes = gemm_pass_shapes(op, c.tp, c.s.parallel.ep, c.b / c.cp);
   // TE's TP-communication overlap runs the forward and input-gradient GEMMs in token chunks
   // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
   const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
   const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
-  const auto per_flop_in = [&](double splits) {
-    return splits > 1 ? std::max(floor, chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, dims, splits, launch))
-                      : per_flop;
+  const auto per_flop = [&](const GemmDims& d, double splits) {
+    if (splits <= 1) return gemm_seconds_per_flop(op, c, d, launch);
+    const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
+    return std::max(floor, chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, d, splits, launch));
   };
-  const double bwd_flops = op.bwd_flops * c.b / c.cp / split;
-  const double fwd = std::max(flops * per_flop_in(ub.forward_splits), mem_time) + launch;
-  const double bwd = std::max(0.5 * bwd_flops * (per_flop_in(ub.dgrad_splits) + per_flop), 2 * mem_time) + 2 * launch;
+  const double fwd = std::max(flops * per_flop(shapes.forward, ub.forward_splits), mem_time) + launch;
+  const double bwd = std::max(0.5 * bwd_flops * (per_flop(shapes.input_grad, ub.dgrad_splits) + per_flop(shapes.weight_grad, 1)),
+                              2 * mem_time) +
+                     2 * launch;
   return {fwd, bwd};
 }
 
@@ -98,7 +108,6 @@ PassTimes kernel_class_op_time(const Op& op, const OpTimeContext& c, double laun
 
 OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
   OpTimes t;
-  const double tokens = c.b * static_cast<double>(c.s.training.sequence_length) / c.cp;
   const double launch = c.hw.kernel_launch.value;
   for (const Op& op : ops) {
     const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
@@ -106,7 +115,7 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
     const double mem_time = moved / c.bw;
     switch (op.kind) {
       case OpKind::gemm: {
-        const PassTimes x = gemm_op_time(op, c, tokens, launch, mem_time);
+        const PassTimes x = gemm_op_time(op, c, launch, mem_time);
         t.fwd += x.fwd;
         t.bwd += x.bwd;
         t.gemm_fwd += x.fwd;
