@@ -18,7 +18,7 @@ Zero3Rules zero3_rules(const Scenario& s) {
   z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
   z.recompute_regathers = fw.recompute_regathers && s.parallel.recompute.mode == RecomputeMode::full;
   if (zero3_gathers_whole_layers(fw.zero3_live_parameters)) return z;
-  const OpGraph g = build_op_graph(s.model, s.training);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, fw.zero3_persistence_threshold);
   const std::span<const Zero3Module> mods = modules.view();
   for (std::size_t k = 0; k < mods.size(); ++k) {
