@@ -59,7 +59,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   if (p.zero == 3) {
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
     // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
-    // Bounded overlap and DeepSpeed's live-parameter limit (planner/sharded_time.h, docs/model.md §15).
+    // Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the
+    // last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
     const FrameworkRules& fw = framework_rules(s.training.framework);
     Zero3Inputs z;
     z.micro_batches = m;
@@ -67,7 +68,6 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
     z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
-    z.last_bucket = last_bucket;
     z.forward = worst_f;
     z.backward = worst_b;
     z.overlap_gather = p.overlap_param_gather;

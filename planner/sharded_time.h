@@ -24,36 +24,52 @@ bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit);
 // gathered again (DeepSpeed's stage3_max_reuse_distance).
 bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k, double reuse_limit);
 
-// One gather pass over a layer (forward order, or reversed for the backward pass; the first module of
-// a layer follows the last one of the previous layer), given one layer's whole gather time and its
-// compute time in that pass. A module's gather is prefetched while the module before it runs unless
-// that module alone holds `live_limit` parameters or more; a prefetched gather is exposed beyond the
-// compute it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or
-// the previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
+// The three gather passes of a micro-batch over one layer: the forward (modules in forward order), the
+// recompute forward of DeepSpeed's full recompute (forward order, each layer's first module following
+// the backward of the next layer's first module) and the backward (reversed order).
+enum class GatherPass { forward, recompute, backward };
+
+// One gather pass over a layer (the first module of a layer follows the last one of the previous layer
+// in forward and backward order; in the recompute pass it follows the previous layer's backward of the
+// first module, the piece that ran just before it), given one layer's whole gather time and its compute
+// time in that pass. A module's gather is prefetched while the piece before it runs unless that piece's
+// module alone holds `live_limit` parameters or more; a prefetched gather is exposed beyond the compute
+// it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or the
+// previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
 // `reuse_limit` (the backward pass after a recompute pass): module k is used again in the backward
 // after the modules behind it in forward order were fetched; it is gathered again only when their
 // parameters reach the limit (the last module, used twice in a row, never is).
-// `layer_reduce` (backward pass): one layer's gradient reduce-scatter. DeepSpeed issues gathers and
-// reduce-scatters on the same data-parallel process group, whose NCCL stream runs them in issue order,
-// so a gather issued only when its module runs also waits for the reduce-scatter of the gradients of
-// the module before it (runtime/zero/stage3.py: reduce-scatter launched from the gradient hook, before
-// the next module's pre-backward fetch).
+// `layer_reduce` (backward and recompute passes of a reducing backward): one layer's gradient
+// reduce-scatter. DeepSpeed issues gathers and reduce-scatters on the same data-parallel process group,
+// whose NCCL stream runs them in issue order, so a gather issued only when the backward piece before it
+// ends also waits for the reduce-scatter of that piece's gradients (runtime/zero/stage3.py:
+// reduce-scatter launched from the gradient hook, before the next module's pre-backward fetch).
+struct GatherPassInputs {
+  GatherPass pass = GatherPass::forward;
+  double live_limit = 0;
+  double layer_gather = 0;    // seconds: one layer's whole gather
+  double layer_compute = 0;   // seconds: one layer's compute in this pass
+  double reuse_limit = 0;     // backward after a recompute pass: FrameworkRules::zero3_reuse_distance
+  double layer_reduce = 0;    // seconds: one layer's reduce-scatter, when this pass's backward reduces
+  double layer_backward = 0;  // recompute pass: one layer's backward compute (the first module's share runs before it)
+};
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
   double reduce_waited = 0;  // seconds per layer of reduce-scatter a blocked gather waits behind
+  // Of reduce_waited: the previous layer's last reduce-scatter (its first module's gradients), waited by
+  // this layer's first gather of the pass. The step's last layer has no layer after it: that one is the
+  // step's last reduce-scatter, exposed at the end rather than waited (zero3_exposed).
+  double boundary_reduce_waited = 0;
   double excess = 0;    // seconds per layer: prefetched gathers longer than the GEMMs they overlap
   double prefetched = 0;  // seconds per layer of gathers that are prefetched (overlapped traffic)
 };
-PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, bool backward, double live_limit,
-                                  double layer_gather, double layer_compute, double reuse_limit = 0,
-                                  double layer_reduce = 0);
+PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const GatherPassInputs& in);
 
 struct Zero3Inputs {
   double micro_batches = 1;
   double layers = 1;
   double gather_pass = 0;   // seconds: one all-gather of the stage's 16-bit weights over the dp group
   double reduce = 0;        // seconds: the gradient reduce-scatter of the step
-  double last_bucket = 0;   // seconds: the last gradient bucket, never overlapped
   double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
   bool overlap_gather = true, overlap_reduce = true;
   double live_limit = 0;    // FrameworkRules::zero3_live_parameters
@@ -71,7 +87,9 @@ struct Zero3Inputs {
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
 // the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
-// gather at most behind the module before it; at least the last gradient bucket is exposed.
+// gather at most behind the module before it. At the ends of the step nothing overlaps: the first
+// gather of the first micro-batch's forward has no compute before it, and the reduce-scatter of the
+// last backward's last unit (the first module of the stage's first layer) none after it.
 double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules);
 
 }  // namespace tp

@@ -189,14 +189,14 @@ TEST(Zero3, TheTraceShowsEveryLayersGather) {
 }
 
 // The sharded validation runs under ZeRO-3 (scenarios/validation/sharded/index.yaml): the simulated
-// step is at least the lower bound and within 2 % of the planner's: for one stage §15's bounded
-// overlap, per layer and per module, describes the same overlap. Before the per-layer split the
-// simulator gathered a whole stage before its first forward: +27 % on fmsfsdp-llama2-7b-96xh100.
-// What remains is the simulator seeing dependency chains the per-window bound does not (docs/model.md
-// §19): FSDP exposes the first unit's gather and the last unit's reduce-scatter (fmsfsdp-llama2-7b-96xh100:
-// 2 x 5.3 ms, +1.6 %, the planner only a gradient bucket's share, 0.3 ms); DeepSpeed with full recompute
-// fetches a layer's first module for the recompute behind the reduce-scatter of the previous layer's
-// first module on the same NCCL stream (1T: 128 layers x 36 ms = 4.6 s, +1.4 %).
+// step is at least the lower bound and within 0.01 % of the planner's: for one stage §15's bounded
+// overlap, per layer and per module, with the ends of the step and the recompute's waits behind the
+// previous layer's reduce-scatter, describes the same overlap (largest difference 0.004 %, the
+// DeepSpeed 530B runs). Before the per-layer split the simulator gathered a whole stage before its
+// first forward: +27 % on fmsfsdp-llama2-7b-96xh100; before the planner counted the ends of the step,
+// +1.6 % there (FSDP: the first unit's gather and the last unit's reduce-scatter, 2 x 5.3 ms against
+// one gradient bucket's 0.3 ms) and +1.4 % on deepspeed-azure-1t (the recompute's qkv gather behind the
+// previous layer's qkv reduce-scatter, 128 x 36 ms).
 TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
   const std::string dir = test::source_path("scenarios/validation/sharded");
   int runs = 0;
@@ -206,10 +206,10 @@ TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
     const Plan p = make_plan(s, profile_for(s));
     const SimResult r = simulate_step(s, p, SimOptions{});
     const double diff = r.step_seconds / r.analytic_step_seconds - 1.0;
-    std::printf("%-52s analytic %9.3f s simulated %9.3f s %+6.2f%%\n", row.scenario.c_str(), r.analytic_step_seconds.value,
+    std::printf("%-52s analytic %9.3f s simulated %9.3f s %+8.4f%%\n", row.scenario.c_str(), r.analytic_step_seconds.value,
                 r.step_seconds.value, 100 * diff);
     EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-12)) << row.scenario;
-    EXPECT_LE(std::fabs(diff), 0.02) << row.scenario;
+    EXPECT_LE(std::fabs(diff), 1e-4) << row.scenario;
     for (const SimStage& st : r.stages) EXPECT_EQ(st.peak_in_flight, st.planner_in_flight) << row.scenario;
     ++runs;
   }

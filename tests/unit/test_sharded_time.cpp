@@ -23,6 +23,17 @@ std::vector<Zero3Module> gpt_layer(double h) {
   return {{3 * h2, 3.0 / 12, 3.0 / 12}, {h2, 1.0 / 12, 1.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}, {4 * h2, 4.0 / 12, 4.0 / 12}};
 }
 
+// One pass of `pass` over a layer with gather G, compute C, a live-parameter limit, a reuse distance and
+// a layer's reduce-scatter R.
+PassExposure pass_over(std::span<const Zero3Module> modules, GatherPass pass, double limit, double G, double C,
+                       double reuse = 0, double R = 0) {
+  GatherPassInputs in{pass, limit, G, C};
+  in.reuse_limit = reuse;
+  in.layer_reduce = R;
+  return gather_pass_exposure(modules, in);
+}
+constexpr GatherPass kForward = GatherPass::forward, kBackward = GatherPass::backward;
+
 TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
   // GPT-3 175B shape: one layer's GEMM weights are 12 h^2 = 1.81e9, qkv a quarter of them.
   const Scenario s = test::scenario(
@@ -45,8 +56,8 @@ TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
 TEST(ShardedTime, Gpt2TLayerWaitsForEveryGather) {
   // h = 32768: the smallest module (proj) holds 1.07e9 >= 1e9 parameters, so nothing is ever prefetched:
   // the whole layer's gather (12 s here) waits in both passes, none is overlapped.
-  for (bool backward : {false, true}) {
-    const PassExposure e = gather_pass_exposure(gpt_layer(32768), backward, 1e9, 12.0, 6.0);
+  for (GatherPass pass : {kForward, kBackward}) {
+    const PassExposure e = pass_over(gpt_layer(32768), pass, 1e9, 12.0, 6.0);
     EXPECT_DOUBLE_EQ(e.blocked, 12.0);
     EXPECT_DOUBLE_EQ(e.prefetched, 0.0);
     EXPECT_DOUBLE_EQ(e.excess, 0.0);
@@ -57,13 +68,13 @@ TEST(ShardedTime, Gpt530BLayerPrefetchesOnlyBehindProj) {
   // h = 20480: qkv 1.26e9, proj 0.42e9, fc1 and fc2 1.68e9. Layer gather G = 12 s, compute C = 6 s.
   // Forward qkv, proj, fc1, fc2: only fc1 follows a module under 1e9 (proj): blocked 3 + 1 + 4 = 8 s;
   // fc1 (4 s) is prefetched behind proj's 1/12 of C = 0.5 s: 3.5 s beyond it.
-  const PassExposure f = gather_pass_exposure(gpt_layer(20480), false, 1e9, 12.0, 6.0);
+  const PassExposure f = pass_over(gpt_layer(20480), kForward, 1e9, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(f.blocked, 8.0);
   EXPECT_DOUBLE_EQ(f.prefetched, 4.0);
   EXPECT_DOUBLE_EQ(f.excess, 3.5);
   // Backward fc2, fc1, proj, qkv (fc2 follows the next layer's qkv): only qkv follows proj: blocked
   // 4 + 4 + 1 = 9 s; qkv (3 s) prefetched behind 0.5 s: 2.5 s beyond it.
-  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0);
+  const PassExposure b = pass_over(gpt_layer(20480), kBackward, 1e9, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(b.blocked, 9.0);
   EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
   EXPECT_DOUBLE_EQ(b.excess, 2.5);
@@ -74,13 +85,13 @@ TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
   // needs fc2 (no other parameters fetched since: kept), fc1 (fc2's 1.68e9 fetched since: >= 1e9,
   // released, gathered again), proj and qkv (gathered again). h = 20480, G = 12 s, C = 6 s: fc1 and
   // proj wait (4 + 1 s), qkv (3 s) is prefetched behind proj's 0.5 s: 2.5 s beyond it.
-  const PassExposure b = gather_pass_exposure(gpt_layer(20480), true, 1e9, 12.0, 6.0, 1e9);
+  const PassExposure b = pass_over(gpt_layer(20480), kBackward, 1e9, 12.0, 6.0, 1e9);
   EXPECT_DOUBLE_EQ(b.blocked, 5.0);
   EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
   EXPECT_DOUBLE_EQ(b.excess, 2.5);
   // h = 12288: fc2 kept, fc1 kept (0.60e9 fetched since), proj and qkv (1.2e9 and 1.36e9) gathered
   // again, both prefetched: 4/12 of G.
-  const PassExposure s = gather_pass_exposure(gpt_layer(12288), true, 1e9, 12.0, 6.0, 1e9);
+  const PassExposure s = pass_over(gpt_layer(12288), kBackward, 1e9, 12.0, 6.0, 1e9);
   EXPECT_DOUBLE_EQ(s.blocked, 0.0);
   EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_reuse_distance, 1e9);
@@ -101,25 +112,25 @@ TEST(ShardedTime, ExpertParallelGathersOnlyTheLocalExpertsSoTheirModulesStayUnde
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const double threshold = framework_rules(Framework::deepspeed).zero3_persistence_threshold;
   const Zero3Modules one = zero3_modules(g.layer, 1, 1, threshold);
-  const PassExposure f1 = gather_pass_exposure(one.view(), false, 1e9, 12.0, 6.0);
+  const PassExposure f1 = pass_over(one.view(), kForward, 1e9, 12.0, 6.0);
   EXPECT_NEAR(f1.blocked, 12.0 * 805306368.0 / 2503999488.0, 1e-9);
   const Zero3Modules eight = zero3_modules(g.layer, 1, 8, threshold);
   EXPECT_DOUBLE_EQ(eight.largest, 6144.0 * 32768.0);
-  EXPECT_DOUBLE_EQ(gather_pass_exposure(eight.view(), false, 1e9, 12.0, 6.0).blocked, 0.0);
+  EXPECT_DOUBLE_EQ(pass_over(eight.view(), kForward, 1e9, 12.0, 6.0).blocked, 0.0);
 }
 
 TEST(ShardedTime, BlockedGatherWaitsBehindTheReduceScatterBeforeIt) {
   // h = 32768, backward: every gather is blocked and waits behind the reduce-scatter of the module
   // before it, so the whole layer's reduce-scatter (here 6 s) waits; forward passes have none.
-  const PassExposure b = gather_pass_exposure(gpt_layer(32768), true, 1e9, 12.0, 6.0, 0.0, 6.0);
+  const PassExposure b = pass_over(gpt_layer(32768), kBackward, 1e9, 12.0, 6.0, 0.0, 6.0);
   EXPECT_DOUBLE_EQ(b.reduce_waited, 6.0);
-  const PassExposure f = gather_pass_exposure(gpt_layer(32768), false, 1e9, 12.0, 6.0);
+  const PassExposure f = pass_over(gpt_layer(32768), kForward, 1e9, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(f.reduce_waited, 0.0);
 }
 
 TEST(ShardedTime, Gpt175BLayerPrefetchesEverything) {
   // h = 12288: the largest module (fc1, 0.60e9) is under 1e9: every gather is prefetched.
-  const PassExposure f = gather_pass_exposure(gpt_layer(12288), false, 1e9, 1.2, 12.0);
+  const PassExposure f = pass_over(gpt_layer(12288), kForward, 1e9, 1.2, 12.0);
   EXPECT_DOUBLE_EQ(f.blocked, 0.0);
   EXPECT_DOUBLE_EQ(f.prefetched, 1.2);
   // Each gather (G x share) is below the module before it (C x share): 0.1 x 4 = 0.4 s against
@@ -131,7 +142,7 @@ TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
   // FSDP: no live-parameter limit; the next layer's gather overlaps the whole layer: exposed beyond it
   // only when G > C (here 12 - 6 = 6 s).
   const double none = std::numeric_limits<double>::infinity();
-  const PassExposure e = gather_pass_exposure(gpt_layer(32768), false, none, 12.0, 6.0);
+  const PassExposure e = pass_over(gpt_layer(32768), kForward, none, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(e.blocked, 0.0);
   EXPECT_DOUBLE_EQ(e.excess, 6.0);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_live_parameters, none);
@@ -150,17 +161,20 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   in.layers = 10;
   in.gather_pass = 24;
   in.reduce = 12;
-  in.last_bucket = 0.5;
   in.forward = 60;
   in.backward = 120;
   in.live_limit = 1e9;
   // In the backward the blocked gathers of fc2, fc1 and proj also wait behind the reduce-scatter of the
   // module before each (qkv of the next layer, fc2, fc1: 3 + 4 + 4 = 11/12 of a layer's 1.2 s), once
-  // per step: 10 x 1.1 = 11 s.
+  // per step: 10 x 1.1 = 11 s. Of these, the first layer's qkv reduce-scatter (0.3 s) has no layer
+  // after it: it is the step's last reduce-scatter, exposed at the end instead of waited, already
+  // counted once. The step's first gather (qkv, after fc2's 1.68e9: blocked) is among the waited ones.
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 11.0 + 6.0, 1e-9);
-  // The same under FSDP (no limit): everything overlaps 360 s of compute; only the last bucket shows.
+  // The same under FSDP (no limit): everything overlaps 360 s of compute except at the ends of the
+  // step: the first layer's gather (2.4 s) has nothing before it to overlap and the last layer's
+  // reduce-scatter (1.2 s, whole-layer units) nothing after it.
   in.live_limit = std::numeric_limits<double>::infinity();
-  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 0.5, 1e-9);
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 2.4 + 1.2, 1e-9);
   // DeepSpeed reduce-scatters after both backwards: 24 s of reduce-scatter given, 12 s per backward,
   // so the blocked gathers wait behind 2 x 11 = 22 s of it (FSDP back to the once-per-step case below).
   in.live_limit = 1e9;
@@ -170,9 +184,62 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   in.reduce = 12;
   in.reduce_every_micro_batch = false;
   in.live_limit = std::numeric_limits<double>::infinity();
-  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides.
+  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides except
+  // the last layer's 1.2 s.
   in.overlap_gather = false;
-  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 0.5, 1e-9);
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 1.2, 1e-9);
+}
+
+TEST(ShardedTime, RecomputeGatherWaitsBehindTheReduceScatterOfTheLayerBefore) {
+  // DeepSpeed full recompute, h = 20480 (qkv 1.26e9, proj 0.42e9, fc1 and fc2 1.68e9), G = 12 s,
+  // C = 6 s (recompute forward), R = 6 s (one layer's reduce-scatter). The recompute of a layer starts
+  // right after the backward of the next layer's qkv, over the live-parameter limit: qkv's gather is
+  // issued only then, behind that qkv's gradient reduce-scatter (3/12 of R = 1.5 s) on the same stream.
+  // Blocked: qkv 3 (after qkv), proj 1 (after qkv), fc2 4 (after fc1) = 8 s; fc1 (4 s) prefetched
+  // behind proj's 0.5 s: 3.5 s beyond it.
+  GatherPassInputs in{GatherPass::recompute, 1e9, 12.0, 6.0};
+  in.layer_reduce = 6.0;
+  in.layer_backward = 12.0;
+  const PassExposure r = gather_pass_exposure(gpt_layer(20480), in);
+  EXPECT_DOUBLE_EQ(r.blocked, 8.0);
+  EXPECT_DOUBLE_EQ(r.reduce_waited, 1.5);
+  EXPECT_DOUBLE_EQ(r.boundary_reduce_waited, 1.5);
+  EXPECT_DOUBLE_EQ(r.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(r.excess, 3.5);
+  // h = 12288 (175B): every module is under 1e9, so every gather is prefetched and none waits for a
+  // reduce-scatter. qkv (3 s) overlaps the next layer's qkv backward (3/12 of the 12 s layer backward
+  // = 3 s): no excess; proj 1 s behind qkv's 1.5 s: none; fc1 4 s behind proj's 0.5 s: 3.5 s; fc2 4 s
+  // behind fc1's 2 s: 2 s.
+  const PassExposure s = gather_pass_exposure(gpt_layer(12288), in);
+  EXPECT_DOUBLE_EQ(s.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(s.reduce_waited, 0.0);
+  EXPECT_DOUBLE_EQ(s.prefetched, 12.0);
+  EXPECT_DOUBLE_EQ(s.excess, 3.5 + 2.0);
+}
+
+TEST(ShardedTime, StepWithRegatheringRecomputeWaitsForEveryLayersQkvReduce) {
+  // 10 layers, one micro-batch, gather pass 24 s (2.4 s per layer), reduce-scatter 12 s (1.2 s per
+  // layer), forward 60 s, backward 180 s with the recompute (6 s, 12 s and 6 s per layer), h = 20480
+  // under DeepSpeed with full recompute. Per layer, by hand (shares 3, 1, 4, 4 of 12):
+  //  forward: blocked qkv, proj, fc2 = 1.6 s; fc1 0.8 s prefetched behind proj's 0.5 s: excess 0.3 s;
+  //  recompute: blocked qkv (after the next layer's qkv backward), proj, fc2 = 1.6 s, waiting behind
+  //   that qkv's reduce-scatter 0.3 s; fc1 prefetched, excess 0.3 s;
+  //  backward: fc2 kept; fc1 (after fc2) and proj (after fc1) blocked, 1.0 s, waiting behind the
+  //   reduce-scatters of fc2 and fc1 (0.4 + 0.4 s); qkv 0.6 s prefetched behind proj's 1.0 s.
+  // Waited: 10 x (1.6 + 1.6 + 1.0) = 42 s of gathers and 10 x (0.3 + 0.8) = 11 s of reduce-scatter;
+  // excess 10 x 0.6 = 6 s; hidden 10 x 2.2 + 12 - 11 = 23 s within 240 s of compute. The last qkv
+  // reduce-scatter (0.3 s) is the tenth counted wait: nothing more at the end. 42 + 11 + 6 = 59 s,
+  // against 56 s when the recompute's qkv gather is not seen waiting.
+  Zero3Inputs in;
+  in.layers = 10;
+  in.gather_pass = 24;
+  in.reduce = 12;
+  in.forward = 60;
+  in.backward = 180;
+  in.live_limit = 1e9;
+  in.recompute_pass = true;
+  in.reuse_limit = 1e9;
+  EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 42.0 + 11.0 + 6.0, 1e-9);
 }
 
 TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {

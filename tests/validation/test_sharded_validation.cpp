@@ -40,15 +40,17 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 19.6 % mean, 62.8 % max (19.7 % before
-  // Megatron's padded vocabulary and loss traffic slowed the Megatron runs by 0.2-4 %). These bounds record
-  // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 19.4 % mean, 62.7 % max (19.6 % / 62.8 % before
+  // the ZeRO-3 ends of the step and the recompute's waits behind the reduce-scatter slowed the 33 ZeRO-3
+  // runs by 0.0-1.6 %; 19.7 % before Megatron's padded vocabulary and loss traffic slowed the Megatron
+  // runs by 0.2-4 %). These bounds record that level as a regression guard, not as a goal;
+  // docs/model.md §22 analyses the errors by class.
   // The level was 15.0 % / 58.9 % while MPT's GELU was timed as Hugging Face's nine-kernel gelu_new; MPT
   // runs torch.nn.GELU (one kernel), and with it every H100 llm-foundry run is 17-42 % fast while the
   // A100 ones are within -8 … +4 %: the H100 gap of §22 item 7, not the GELU. The max is the PyTorch FSDP
   // blog's 1T run with the SGD optimizer its source prints (its FLOP formula is not printed, item 6).
-  EXPECT_LE(mean, 0.197);
-  EXPECT_LE(worst, 0.63);
+  EXPECT_LE(mean, 0.195);
+  EXPECT_LE(worst, 0.628);
 }
 
 }  // namespace
