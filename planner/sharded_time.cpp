@@ -15,14 +15,53 @@ bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k
   return fetched_since < reuse_limit;
 }
 
+namespace {
+
+// The backward piece before the one before module k's gather (p2, of the module `reduced`) and the
+// piece between them (p1, of `between`). A prefetched gather is issued when p2 ends, right after p2's
+// gradient reduce-scatter, and both share the stream while p1 runs, unless p1's own gather was blocked
+// behind p2 (then that reduce-scatter was waited before p1, counted as such). Forward: no backward
+// piece. Recompute pass: module 0 follows the next layer's backward of modules 1 then 0; module 1
+// follows that backward of module 0, then module 0's recompute. Backward: modules k + 2 and k + 1
+// (of the layer before when they wrap), or recompute pieces after a recompute pass.
+struct SharingReduce {
+  int reduced = -1, between = -1;
+  bool between_is_backward = true;
+};
+SharingReduce reduce_sharing_window(GatherPass pass, std::size_t k, std::size_t n, bool after_recompute) {
+  const int ki = static_cast<int>(k), ni = static_cast<int>(n);
+  if (pass == GatherPass::forward) return {};
+  if (pass == GatherPass::recompute) {
+    if (k == 0) return n >= 2 ? SharingReduce{1, 0, true} : SharingReduce{};
+    return k == 1 ? SharingReduce{0, 0, false} : SharingReduce{};
+  }
+  if (ki + 2 < ni) return {ki + 2, ki + 1, true};
+  if (after_recompute) return {};
+  return {(ki + 2) % ni, (ki + 1) % ni, true};
+}
+
+// Seconds of reduce-scatter that share the window of module k's prefetched gather (above).
+double reduce_in_window(std::span<const Zero3Module> modules, const GatherPassInputs& in, std::size_t k) {
+  const SharingReduce w = reduce_sharing_window(in.pass, k, modules.size(), in.after_recompute);
+  if (w.reduced < 0 || in.layer_reduce <= 0) return 0.0;
+  const Zero3Module& reduced = modules[static_cast<std::size_t>(w.reduced)];
+  const bool between_gathers = !w.between_is_backward || !zero3_kept_for_backward(modules, static_cast<std::size_t>(w.between), in.reuse_limit);
+  if (between_gathers && !zero3_prefetch_allowed(reduced, in.live_limit)) return 0.0;  // waited before it
+  return reduced.gather_share * in.layer_reduce;
+}
+
+}  // namespace
+
 PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const GatherPassInputs& in) {
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
   if (zero3_gathers_whole_layers(in.live_limit)) {
-    // FSDP: the next layer's gather overlaps the whole of this layer's compute.
+    // FSDP: the next layer's gather overlaps the whole of this layer's compute; in a reducing backward
+    // it shares the stream with the reduce-scatter of the layer before (issued just before it).
     r.prefetched = in.layer_gather;
-    r.excess = std::max(0.0, in.layer_gather - in.layer_compute);
+    const double reduce = in.pass == GatherPass::backward ? in.layer_reduce : 0.0;
+    r.excess = std::max(0.0, in.layer_gather + reduce - in.layer_compute);
     return r;
   }
   const bool backward = in.pass == GatherPass::backward;
@@ -45,7 +84,7 @@ PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const Ga
       }
     } else {
       r.prefetched += gather;
-      r.excess += std::max(0.0, gather - prev_compute);
+      r.excess += std::max(0.0, gather + reduce_in_window(modules, in, k) - prev_compute);
     }
   }
   return r;
@@ -65,6 +104,12 @@ double first_gather_unhidden(const Zero3Inputs& in, std::span<const Zero3Module>
   return std::min(mods.front().gather_share * layer_gather, previous.compute_share * layer_forward);
 }
 
+// The three passes of one micro-batch over a layer.
+struct Zero3Passes {
+  PassExposure forward, recompute, backward;
+  double excess() const { return forward.excess + recompute.excess + backward.excess; }
+};
+
 }  // namespace
 
 double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules) {
@@ -80,22 +125,28 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules
   const double forward = in.forward / layers;
   GatherPassInputs pass{GatherPass::forward, in.live_limit, layer_gather, forward};
   const PassExposure f = gather_pass_exposure(mods, pass);
-  PassExposure rc;
   pass.pass = GatherPass::backward;
-  pass.layer_reduce = layer_reduce;
   pass.layer_compute = in.backward / layers;
+  GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
   if (in.recompute_pass) {
     pass.layer_compute = std::max(0.0, in.backward / layers - forward);  // `backward` holds the recompute
     pass.reuse_limit = in.reuse_limit;
-    GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
-    recompute.layer_reduce = layer_reduce;
+    pass.after_recompute = true;
     recompute.layer_backward = pass.layer_compute;
-    rc = gather_pass_exposure(mods, recompute);
+    recompute.reuse_limit = in.reuse_limit;
   }
-  const PassExposure b = gather_pass_exposure(mods, pass);
+  // Passes of a micro-batch whose backward reduce-scatters (all, or the last one) and of the others.
+  const Zero3Passes quiet{f, in.recompute_pass ? gather_pass_exposure(mods, recompute) : PassExposure{},
+                          gather_pass_exposure(mods, pass)};
+  pass.layer_reduce = recompute.layer_reduce = layer_reduce;
+  const Zero3Passes reducing{f, in.recompute_pass ? gather_pass_exposure(mods, recompute) : PassExposure{},
+                             gather_pass_exposure(mods, pass)};
+  const PassExposure& rc = reducing.recompute;
+  const PassExposure& b = reducing.backward;
+  const double quiet_passes = std::max(0.0, m - reducing_passes);
   double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
   double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
-  double excess = m * layers * (f.excess + rc.excess + b.excess);
+  double excess = layers * (reducing_passes * reducing.excess() + quiet_passes * quiet.excess());
   if (!in.overlap_gather) {
     blocked += prefetched;
     prefetched = excess = 0;

@@ -49,9 +49,10 @@ struct GatherPassInputs {
   double live_limit = 0;
   double layer_gather = 0;    // seconds: one layer's whole gather
   double layer_compute = 0;   // seconds: one layer's compute in this pass
-  double reuse_limit = 0;     // backward after a recompute pass: FrameworkRules::zero3_reuse_distance
+  double reuse_limit = 0;     // recompute and backward passes: FrameworkRules::zero3_reuse_distance
   double layer_reduce = 0;    // seconds: one layer's reduce-scatter, when this pass's backward reduces
   double layer_backward = 0;  // recompute pass: one layer's backward compute (the first module's share runs before it)
+  bool after_recompute = false;  // backward pass: a recompute pass ran each layer's modules just before
 };
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs

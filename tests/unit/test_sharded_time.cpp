@@ -208,13 +208,35 @@ TEST(ShardedTime, RecomputeGatherWaitsBehindTheReduceScatterOfTheLayerBefore) {
   EXPECT_DOUBLE_EQ(r.excess, 3.5);
   // h = 12288 (175B): every module is under 1e9, so every gather is prefetched and none waits for a
   // reduce-scatter. qkv (3 s) overlaps the next layer's qkv backward (3/12 of the 12 s layer backward
-  // = 3 s): no excess; proj 1 s behind qkv's 1.5 s: none; fc1 4 s behind proj's 0.5 s: 3.5 s; fc2 4 s
-  // behind fc1's 2 s: 2 s.
+  // = 3 s) together with the reduce-scatter of that layer's proj (issued just before it, 1/12 of R =
+  // 0.5 s): 0.5 s beyond it; proj (1 s) overlaps qkv's recompute (1.5 s) with qkv's reduce-scatter
+  // (1.5 s): 1 s beyond; fc1 4 s behind proj's 0.5 s: 3.5 s; fc2 4 s behind fc1's 2 s: 2 s.
   const PassExposure s = gather_pass_exposure(gpt_layer(12288), in);
   EXPECT_DOUBLE_EQ(s.blocked, 0.0);
   EXPECT_DOUBLE_EQ(s.reduce_waited, 0.0);
   EXPECT_DOUBLE_EQ(s.prefetched, 12.0);
-  EXPECT_DOUBLE_EQ(s.excess, 3.5 + 2.0);
+  EXPECT_DOUBLE_EQ(s.excess, 0.5 + 1.0 + 3.5 + 2.0);
+}
+
+TEST(ShardedTime, PrefetchedBackwardGatherSharesItsWindowWithAReduceScatter) {
+  // A prefetched backward gather is issued when the piece two before it ends, right after that
+  // piece's reduce-scatter, and both run on the stream while the piece just before it computes.
+  // FSDP (whole layers): G = 12 s, R = 6 s, layer backward 15 s: 12 + 6 - 15 = 3 s beyond it; in a
+  // backward that does not reduce-scatter (FSDP's earlier micro-batches) 12 < 15: none.
+  const double none = std::numeric_limits<double>::infinity();
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, none, 12.0, 15.0, 0.0, 6.0).excess, 3.0);
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, none, 12.0, 15.0).excess, 0.0);
+  // DeepSpeed, h = 12288 (all prefetched), G = 12 s, layer backward C = 12 s, R = 6 s. Backward order
+  // fc2, fc1, proj, qkv; gather k shares the window of module k + 1 with the reduce-scatter of k + 2:
+  //  fc2 (4) behind qkv (3 s, next layer) with proj's (next layer) 0.5 s: 1.5 s beyond;
+  //  fc1 (4) behind fc2 (4 s) with qkv's (next layer) 1.5 s: 1.5 s; proj (1) behind fc1 (4 s) with
+  //  fc2's 2 s: none; qkv (3) behind proj (1 s) with fc1's 2 s: 4 s. 7 s in all (without the
+  //  reduce-scatters: 1 + 0 + 0 + 2 = 3 s).
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, 1e9, 12.0, 12.0, 0.0, 6.0).excess, 7.0);
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, 1e9, 12.0, 12.0).excess, 3.0);
+  // h = 20480: qkv is prefetched behind proj, but proj's own gather was blocked behind fc1 (over the
+  // limit), so fc1's reduce-scatter was waited before proj ran, not in qkv's window: 3 - 1 = 2 s.
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(20480), kBackward, 1e9, 12.0, 12.0, 0.0, 6.0).excess, 2.0);
 }
 
 TEST(ShardedTime, StepWithRegatheringRecomputeWaitsForEveryLayersQkvReduce) {
