@@ -250,3 +250,48 @@ TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
 
 }  // namespace
 }  // namespace tp
+
+namespace tp {
+namespace {
+
+// Variations of five sharded runs where gathers and reduce-scatters outlast compute windows (smaller
+// micro-batches, slower inter-node links, the other framework's rules): the planner's closed form
+// (§15) against the simulator as the check. Before the backward gathers' windows held the
+// reduce-scatter issued just before them, deepspeed-azure-175b at micro-batch 2 was 14.3 % under the
+// simulated step and fmsfsdp-llama2-7b-96xh100 at micro-batch 1 5.6 %; the remaining edges of the
+// passes (docs/model.md §19) keep every variation within 3 % (largest today 2.4 %, DeepSpeed 175B at
+// micro-batch 2 over 25 Gbit/s links, the planner above the simulation).
+TEST(Zero3, CommunicationHeavyVariationsAgreeWithThePlanner) {
+  const std::string dir = test::source_path("scenarios/validation/sharded/");
+  int runs = 0;
+  double worst = 0;
+  for (const char* run : {"fmsfsdp-llama2-7b-96xh100", "llmfoundry-h100-mpt7b-s2048-g8", "fmsfsdp-llama2-70b-128xa100",
+                          "deepspeed-azure-175b-256xa100-mbs32-s512", "deepspeed-azure-530b-512xa100-mbs8-s1024"}) {
+    for (const char* framework : {"fsdp", "deepspeed"}) {
+      for (const char* micro_batch : {"1", "2"}) {
+        for (const char* link : {"", "25 Gbit/s"}) {
+          std::vector<std::string> sets = {std::string("training.framework=") + framework,
+                                           std::string("training.micro_batch=") + micro_batch};
+          if (*link != '\0') sets.push_back(std::string("cluster.inter_node.bandwidth=") + link);
+          Scenario s;
+          try {
+            s = load_scenario_file(dir + run + ".yaml", sets);
+          } catch (const InputError&) {
+            continue;  // a layout the framework's rules reject (e.g. no FSDP offload of the optimizer)
+          }
+          const Plan p = make_plan(s, profile_for(s));
+          const SimResult r = simulate_step(s, p, SimOptions{});
+          const double diff = r.step_seconds / r.analytic_step_seconds - 1.0;
+          worst = std::max(worst, std::fabs(diff));
+          EXPECT_LE(std::fabs(diff), 0.03) << run << " " << framework << " micro-batch " << micro_batch << " " << link;
+          ++runs;
+        }
+      }
+    }
+  }
+  std::printf("%d variations, largest difference %.2f%%\n", runs, 100 * worst);
+  EXPECT_GE(runs, 20);
+}
+
+}  // namespace
+}  // namespace tp
