@@ -43,7 +43,10 @@ enum class GatherPass { forward, recompute, backward };
 // reduce-scatter. DeepSpeed issues gathers and reduce-scatters on the same data-parallel process group,
 // whose NCCL stream runs them in issue order, so a gather issued only when the backward piece before it
 // ends also waits for the reduce-scatter of that piece's gradients (runtime/zero/stage3.py:
-// reduce-scatter launched from the gradient hook, before the next module's pre-backward fetch).
+// reduce-scatter launched from the gradient hook, before the next module's pre-backward fetch); a
+// prefetched gather, issued when the piece two before it ends, shares the stream with that piece's
+// reduce-scatter while the piece just before it runs (FSDP too: one NCCL stream per process group,
+// PyTorch ProcessGroupNCCL), unless the piece between waited for it behind its own blocked gather.
 struct GatherPassInputs {
   GatherPass pass = GatherPass::forward;
   double live_limit = 0;
@@ -88,9 +91,11 @@ struct Zero3Inputs {
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;
 // the overlapped gathers and the reduce-scatter hide at most behind m x (F + B) and each prefetched
-// gather at most behind the module before it. At the ends of the step nothing overlaps: the first
-// gather of the first micro-batch's forward has no compute before it, and the reduce-scatter of the
-// last backward's last unit (the first module of the stage's first layer) none after it.
+// gather at most behind the module before it (with the reduce-scatter issued just before it, in a
+// backward that reduce-scatters). At the ends of the step nothing overlaps: the first gather of the
+// first micro-batch's forward has no compute before it, and the reduce-scatter of the last backward's
+// last unit (the first module of the stage's first layer; FSDP: a whole layer's flat gradient,
+// torch/distributed/fsdp/_runtime_utils.py _post_backward_hook) none after it; the optimizer waits for it.
 double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules);
 
 }  // namespace tp
