@@ -40,14 +40,15 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 19.6 % mean, 62.8 % max (19.7 % before
-  // Megatron's padded vocabulary and loss traffic slowed the Megatron runs by 0.2-4 %). These bounds record
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 19.56 % mean, 62.8 % max (19.7 % before
+  // Megatron's padded vocabulary and loss traffic slowed the Megatron runs by 0.2-4 %; 19.58 % before the
+  // two Megatron-Bridge runs got their recipe's fused TE cross-entropy and FP8 current scaling). These bounds record
   // that level as a regression guard, not as a goal; docs/model.md §22 analyses the errors by class.
   // The level was 15.0 % / 58.9 % while MPT's GELU was timed as Hugging Face's nine-kernel gelu_new; MPT
   // runs torch.nn.GELU (one kernel), and with it every H100 llm-foundry run is 17-42 % fast while the
   // A100 ones are within -8 … +4 %: the H100 gap of §22 item 7, not the GELU. The max is the PyTorch FSDP
   // blog's 1T run with the SGD optimizer its source prints (its FLOP formula is not printed, item 6).
-  EXPECT_LE(mean, 0.197);
+  EXPECT_LE(mean, 0.196);
   EXPECT_LE(worst, 0.63);
 }
 
