@@ -97,7 +97,11 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
       << (p.sequence_parallel && p.tp > 1 ? "on" : "off") << ", recompute " << to_string(p.recompute.mode);
   if (p.recompute.mode == RecomputeMode::every) out << " " << p.recompute.every;
   out << "\n";
-  out << "  Training    " << to_string(s.training.precision) << ", " << to_string(s.training.optimizer)
+  out << "  Training    " << to_string(s.training.precision);
+  if (s.training.precision == Precision::fp8) {
+    out << (s.training.fp8_recipe == Fp8Recipe::current ? " (current scaling)" : " (delayed scaling)");
+  }
+  out << ", " << to_string(s.training.optimizer) << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off") << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "

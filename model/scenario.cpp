@@ -95,6 +95,22 @@ OffloadTarget read_offload(MapReader& r, const std::string& key) {
   return r.choice(key, OffloadTarget::none, {{"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}});
 }
 
+// training.fused_loss and fp8_recipe, after precision and framework (docs/scenario-reference.md).
+void read_loss_and_fp8_recipe(MapReader& r, TrainingSpec& t) {
+  t.fused_loss = r.boolean("fused_loss", t.fused_loss);
+  // Megatron's fused loss is Transformer Engine's parallel_cross_entropy, written and tested for bf16 and
+  // fp32 logits only (transformer_engine/pytorch/cross_entropy.py; tests/pytorch/test_parallel_cross_entropy.py).
+  if (t.fused_loss && t.framework == Framework::megatron && t.precision == Precision::fp16) {
+    r.fail("fused_loss", "megatron's fused cross-entropy (Transformer Engine parallel_cross_entropy) takes bf16 or "
+                         "fp32 logits; training.precision fp16 gives fp16 logits");
+  }
+  t.fp8_recipe = r.choice("fp8_recipe", t.fp8_recipe, {{"delayed", Fp8Recipe::delayed}, {"current", Fp8Recipe::current}});
+  if (r.has("fp8_recipe") && t.precision != Precision::fp8) {
+    r.fail("fp8_recipe", std::string("is the FP8 scaling recipe; only valid with training.precision: fp8 (here ") +
+                             to_string(t.precision) + ")");
+  }
+}
+
 TrainingSpec read_training(MapReader& r) {
   TrainingSpec t;
   t.sequence_length = r.integer("sequence_length", t.sequence_length, 1, kBig);
@@ -123,10 +139,7 @@ TrainingSpec read_training(MapReader& r) {
                           {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
   t.autocast = r.boolean("autocast", t.autocast);
   t.compile = r.boolean("compile", t.compile);
-  t.fused_loss = r.boolean("fused_loss", t.fused_loss);
-  if (t.fused_loss && t.framework == Framework::megatron) {
-    r.fail("fused_loss", "is a setting of eager frameworks; megatron runs its own vocab-parallel cross-entropy");
-  }
+  read_loss_and_fp8_recipe(r, t);
   if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
     r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
                            " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");

@@ -32,6 +32,10 @@ enum class RecomputeMode { none, selective, full, every };
 enum class OffloadTarget { none, cpu };
 // The training framework whose memory layout and kernels the plan follows (rules: planner/framework_rules.h).
 enum class Framework { megatron, deepspeed, fsdp, pytorch };
+// How FP8 training scales its tensors (Transformer Engine recipes): `delayed` takes each tensor's scale
+// from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
+// before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
+enum class Fp8Recipe { delayed, current };
 // Dtype of the optimizer states: fp32, or the parameters' own dtype (`same`, PyTorch's AdamW default).
 enum class StatePrecision { fp32, same };
 
@@ -123,9 +127,12 @@ struct TrainingSpec {
   bool autocast = false;  // torch.autocast: fp32 parameters, GEMMs in `precision` on cached 16-bit copies
   bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
   StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
-  // Eager frameworks: the loss is one fused cross-entropy kernel on the 16-bit logits (flash-attn's Triton
-  // CrossEntropyLoss, llm-foundry's `fused_crossentropy` default) instead of an fp32 upcast + cross_entropy.
+  // The loss is one fused cross-entropy kernel on the 16-bit logits instead of an fp32 upcast + cross_entropy:
+  // eager frameworks: flash-attn's Triton CrossEntropyLoss (llm-foundry's `fused_crossentropy` default);
+  // megatron: Transformer Engine's parallel_cross_entropy (cross_entropy_loss_fusion with
+  // cross_entropy_fusion_impl "te", Megatron-Bridge's default).
   bool fused_loss = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // precision fp8 only
 };
 
 // Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with

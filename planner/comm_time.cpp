@@ -46,6 +46,7 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
     case CommBytes::activations: return tp_share(c.bytes, c.split, l.tp, l.sp) * l.b / l.cp;
     case CommBytes::gradients: return stage_parameters * element_bytes(l.grad_precision);
     case CommBytes::weights: return stage_parameters * stored_bytes(l.precision);
+    case CommBytes::fixed: return c.bytes;
   }
   return 0.0;
 }
@@ -138,11 +139,9 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
     }
     return e;
   };
-  auto traffic = [&](CommGroup g, int pass) {
-    double t = 0;
-    for (int o = 0; o < kLayerOverlaps; ++o) t += total(g, pass, o);
-    return t;
-  };
+  // What Transformer Engine's userbuffers carry: the collectives that may overlap the layer's GEMMs (the
+  // FP8 amax all-reduces on the critical path are NCCL calls of their own).
+  auto traffic = [&](CommGroup g, int pass) { return total(g, pass, overlap_index(CommOverlap::layer_gemms)); };
   LayerComm r;
   r.tp_traffic_f = traffic(CommGroup::tp, 0);
   r.tp_traffic_b = traffic(CommGroup::tp, 1);

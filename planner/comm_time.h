@@ -47,7 +47,7 @@ double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double st
 // same pass (when parallel.overlap.tp_comm), the fused attention (forward; twice in the backward).
 struct LayerComm {
   double tp_f = 0, tp_b = 0;
-  double tp_traffic_f = 0, tp_traffic_b = 0;  // the TP collectives' whole time per pass, before any overlap
+  double tp_traffic_f = 0, tp_traffic_b = 0;  // the TP collectives that may overlap the GEMMs, whole time per pass
   double cp_f = 0, cp_b = 0;
   double ep_f = 0, ep_b = 0;
   double forward() const { return tp_f + cp_f + ep_f; }

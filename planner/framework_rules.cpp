@@ -98,6 +98,30 @@ void apply_megatron_loss_traffic(SavedTensorRules& r, double logits_bytes) {
   r.loss_backward_traffic = 8.0 + (upcast ? 4.0 + logits_bytes : 0.0);
 }
 
+// Megatron's fused loss as Megatron-Bridge runs it (cross_entropy_loss_fusion on, cross_entropy_fusion_impl
+// "te": Megatron-Core 0.15 language_module.py compute_language_model_loss -> te_parallel_cross_entropy ->
+// Transformer Engine 2.9 transformer_engine/pytorch/cross_entropy.py and triton/cross_entropy.py). Two
+// Triton row kernels in the forward and one in the backward, on the logits in `logits_bytes` (lb), fp32
+// arithmetic in registers. Bytes per logit:
+//  forward  online_softmax_kernel   read lb (running max and sum per row; 3 fp32 per row written)
+//           cross_entropy_kernel    read lb, write lb: the gradient softmax - onehot, in place into the logits
+//                                                          -> 3 lb (6 B with 16-bit logits)
+//  backward element_mul_kernel      read lb, write lb: x grad_output in place (Megatron's per-token loss,
+//           reduce_loss=False, so grad_output is not the scalar 1.0 the wrapper skips)
+//                                                          -> 2 lb (4 B with 16-bit logits)
+// Saved: the logits' own storage, which holds the gradient (ctx.save_for_backward(inp)): lb per logit, no
+// fp32 copy and no working memory beyond it (both kernels write in place; the backward returns the same
+// storage). The per-row terms (3 fp32 per row, their all-gather over the TP group) are 1/V of the above.
+// Megatron's other fused variant (cross_entropy_fusion_impl "native", fusions/fused_cross_entropy.py:
+// the r0.8 torch ops under torch.compile, fp32 softmax saved) is not modelled.
+void apply_te_fused_loss(SavedTensorRules& r, double logits_bytes) {
+  r.loss_forward_traffic = 3.0 * logits_bytes;
+  r.loss_backward_traffic = 2.0 * logits_bytes;
+  r.loss_saved = logits_bytes;
+  r.loss_forward_extra = 0.0;
+  r.loss_backward_extra = 0.0;
+}
+
 // Memory passes and kernels of the eager non-GEMM ops (step time), counted from their torch ops.
 void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m) {
   // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
@@ -166,6 +190,7 @@ std::int64_t padded_vocab(std::int64_t vocab, Framework f, int tp) {
 
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   SavedTensorRules r;
+  r.fp8_recipe = t.fp8_recipe;
   const double bpv = stored_bytes(t.precision);
   const bool swiglu = m.activation == Activation::swiglu;
   const double act_width = m.activation == Activation::swiglu ? 3.0 : m.activation == Activation::relu ? 0.0 : 1.0;
@@ -175,7 +200,9 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     r.activation = act_width * bpv;
     r.head_input = bpv;
     // The output layer runs in bf16 under FP8 training (op_graph.cpp), so its logits are 16-bit there.
-    apply_megatron_loss_traffic(r, t.precision == Precision::fp8 ? 2.0 : bpv);
+    const double logits_bytes = t.precision == Precision::fp8 ? 2.0 : bpv;
+    if (t.fused_loss) apply_te_fused_loss(r, logits_bytes);
+    else apply_megatron_loss_traffic(r, logits_bytes);
     if (t.precision == Precision::fp8) apply_te_fp8_saved(r);
     return r;
   }

@@ -99,6 +99,9 @@ struct SavedTensorRules {
   double norm_kernels = 1, activation_kernels = 1, rotary_kernels = 1;
   double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
   double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
+
+  // FP8 training: the scaling recipe the quantization kernels follow (op_graph_kernels.h).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
 };
 
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m);

@@ -237,7 +237,7 @@ void finish_layer(std::vector<Op>& L, const Sizes& x) {
     // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
     if (op.kind == OpKind::gemm) op.compute_precision = x.precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : x.precision;
   }
-  if (x.precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels);
+  if (x.precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels, r.fp8_recipe);
 }
 
 // --- embedding (first stage): vocabulary-parallel word embedding over `v` rows, replicated positions ---

@@ -58,6 +58,7 @@ enum class CommBytes : std::uint8_t {
   activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
   gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision)
   weights,      // the stage's parameters x the stored bytes of the training precision
+  fixed,        // `bytes` as they are, whatever the split and micro-batch (one value per tensor: FP8 amax)
 };
 
 // The collective one pass runs: `count` of them per micro-batch (per step for gradients/weights);

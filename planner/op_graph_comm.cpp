@@ -54,6 +54,13 @@ void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed) {
                 one(Collective::all_to_all), one(Collective::all_to_all));
 }
 
+void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass) {
+  constexpr double kAmaxBytes = 4.0;  // one fp32 amax per tensor
+  Op& op = collective_op(ops, "fp8_amax_all_reduce", block, CommGroup::tp, CommOverlap::none, CommBytes::fixed,
+                         kAmaxBytes, TpSplit::none, kNone, kNone);
+  (pass == CommPass::forward ? op.comm.forward_sp : op.comm.backward_sp) = one(Collective::all_reduce);
+}
+
 void add_step_collectives(std::vector<Op>& step, double act) {
   step.reserve(5);
   collective_op(step, "pp_send_recv", Block::step, CommGroup::pp, CommOverlap::none, CommBytes::activations, act,

@@ -28,6 +28,12 @@ void add_cp_kv_exchange(std::vector<Op>& ops, double kv);
 // §2.2; Megatron-Core MoEAlltoAllTokenDispatcher). With sequence parallelism each TP rank sends its shard.
 void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed);
 
+// FP8 current scaling with sequence parallelism: the amax (one fp32 value) of a tensor quantized on its
+// local shard is all-reduced (max) over the TP group before the cast, in `pass` (Transformer Engine 2.9
+// Float8CurrentScalingQuantizer::quantize_impl, with_amax_reduction; module/linear.py
+// _customize_quantizers_float8_current_scaling). On the critical path; none without sequence parallelism.
+void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass);
+
 // Collectives of a stage or of the step: the activations between pipeline stages and their gradients
 // back (one send/receive each way per micro-batch; the layer's s x h output `act`, split by tp with
 // sequence parallelism), and the data-parallel gradient reduce and ZeRO parameter gathers over the

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernel_class.h"
+#include "op_graph_comm.h"
 
 namespace tp {
 namespace {
@@ -94,9 +95,23 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
 //    row-parallel: cast_to_fp8 of the local (sequence-parallel) shard (3 B), gathered in FP8, then
 //    fp8_transpose of the gathered tensor (2 B per element of the full sequence).
 // All are timed at the cast_to_16bit kernel class (a one-pass cast, the nearest measured class).
-void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
+//
+// Current scaling (Fp8Recipe::current; TE 2.9 pytorch/csrc/quantizer.cpp
+// Float8CurrentScalingQuantizer::quantize_impl, csrc/extensions/normalization.cpp layernorm_fwd /
+// rmsnorm_fwd, module/linear.py _customize_quantizers_float8_current_scaling) adds, per quantized tensor:
+//  - an amax pass before the cast (nvte_compute_amax: read the 16-bit tensor, 2 B per element) for every
+//    cast input and output gradient: fp8_amax_input, fp8_amax_grad_output;
+//  - for a norm-fed input, the norm cannot write FP8 (its scale is not known until the norm's output is):
+//    the norm writes its 16-bit output with the amax (FUSED_NORM_AMAX_FP8) and a separate cast reads it and
+//    writes FP8 (read 2 B, write 1 B per element of the local shard): fp8_cast_norm_output;
+//  - with sequence parallelism, an all-reduce (max) of the one-value amax over the TP group for the
+//    column-parallel inputs (quantized before their FP8 all-gather) and the row-parallel output gradients
+//    (with_amax_reduction): fp8_amax_all_reduce, on the critical path.
+// The scale computation (nvte_compute_scale_from_amax) is one element per tensor and left out.
+void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused, Fp8Recipe recipe) {
+  const bool current = recipe == Fp8Recipe::current;
   std::vector<Op> out;
-  out.reserve(2 * ops.size());
+  out.reserve(3 * ops.size());
   for (const Op& op : ops) {
     const bool fp8 = op.kind == OpKind::gemm && op.compute_precision == Precision::fp8 && op.gemm_rows > 0;
     if (!fp8) {
@@ -109,13 +124,18 @@ void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused) {
     const std::string name = op.name;
     const bool from_norm = norm_fused && !op.expert && (name == "qkv" || name == "fc1");
     if (from_norm) {
-      out.push_back(op);
-      out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
+      if (current) out.push_back(fp8_quantize_op("fp8_cast_norm_output", op.block, op.expert, 3.0 * in_elems, TpSplit::seq_tp, true));
     } else {
-      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems,
-                                    op.row_parallel ? TpSplit::tp : op.saved_split, true));
-      out.push_back(op);
+      const TpSplit split = op.row_parallel ? TpSplit::tp : op.saved_split;
+      if (current) out.push_back(fp8_quantize_op("fp8_amax_input", op.block, op.expert, 2.0 * in_elems, split, true));
+      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems, split, true));
     }
+    if (current && !op.row_parallel && !op.expert) add_tp_amax_all_reduce(out, op.block, CommPass::forward);
+    out.push_back(op);
+    if (from_norm) out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
+    const TpSplit grad_split = op.row_parallel ? TpSplit::seq_tp : TpSplit::tp;
+    if (current) out.push_back(fp8_quantize_op("fp8_amax_grad_output", op.block, op.expert, 2.0 * out_elems, grad_split, false));
+    if (current && op.row_parallel && !op.expert) add_tp_amax_all_reduce(out, op.block, CommPass::backward);
     if (op.row_parallel) {
       out.push_back(fp8_quantize_op("fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false));
       out.push_back(fp8_quantize_op("fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false));

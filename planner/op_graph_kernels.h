@@ -20,7 +20,8 @@ void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double
 void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s);
 
 // FP8 training: the quantization kernels around every FP8 GEMM of `ops` (`norm_fused`: qkv and fc1 read a
-// norm that writes FP8 itself, Transformer Engine's LayerNormLinear).
-void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused);
+// fused norm, Transformer Engine's LayerNormLinear), with the extra amax passes, norm-output casts and TP
+// amax all-reduces of `recipe` current.
+void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused, Fp8Recipe recipe);
 
 }  // namespace tp

@@ -49,8 +49,10 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights
-  // (docs/model.md, "FP8 training").
-  optimizer += fp8_weight_parameters(g, s, stage_index) * 4.0 /
+  // (docs/model.md, "FP8 training"). Current scaling reads each weight once more for its amax before the
+  // cast (TE 2.9 Float8CurrentScalingQuantizer::quantize_impl, nvte_compute_amax): 2 B per parameter.
+  const double weight_cast_bytes = t.fp8_recipe == Fp8Recipe::current ? 4.0 + 2.0 : 4.0;
+  optimizer += fp8_weight_parameters(g, s, stage_index) * weight_cast_bytes /
                (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
   if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
     // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies

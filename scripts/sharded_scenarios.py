@@ -213,6 +213,21 @@ def setup_of(run, shape):
         notes.append("gradients: bf16 buffer (Megatron-Bridge performance configs set "
                      "mixed_precision.grad_reduce_in_fp32: false)")
     tr = {"framework": "megatron", "precision": prec, "grad_precision": grads, **tr}
+    if fam == "mbridge2511":
+        # Megatron-Bridge v0.2.0 src/megatron/bridge/models/gpt_provider.py: cross_entropy_loss_fusion = True;
+        # scripts/performance/utils/helpers.py: recipe.model.cross_entropy_fusion_impl = "te".
+        tr["fused_loss"] = True
+        notes.append("loss: Megatron-Bridge gpt_provider.py cross_entropy_loss_fusion = True with "
+                     "cross_entropy_fusion_impl = 'te' (scripts/performance/utils/helpers.py): Transformer Engine's "
+                     "fused parallel_cross_entropy")
+    if "current scaling" in str(run["precision"]):
+        # Megatron-Bridge v0.2.0 scripts/performance/utils/helpers.py get_precision_config("fp8_cs") ->
+        # training/mixed_precision.py bf16_with_fp8_current_scaling_mixed: fp8_recipe = "tensorwise"
+        # (Transformer Engine's Float8CurrentScaling), first_last_layers_bf16 = False.
+        tr["fp8_recipe"] = "current"
+        notes.append("FP8 recipe: current scaling (Megatron-Bridge bf16_with_fp8_current_scaling_mixed: fp8_recipe "
+                     "'tensorwise', Transformer Engine Float8CurrentScaling; the performance scripts set "
+                     "first_last_layers_bf16 = False, so every layer runs in FP8)")
     vpp = p.get("vpp") or 1
     par.update({"schedule": "interleaved" if vpp > 1 else "1f1b", "vpp": vpp,
                 "zero": 3 if "FSDP," in p["sharding"] or "Megatron-FSDP" in p["sharding"] else 1,

@@ -45,6 +45,25 @@ TEST(CliErrors, ContradictorySetExitsOneNamingBothFields) {
   EXPECT_THAT(r.output, HasSubstr("cluster.nodes"));
 }
 
+// training.fp8_recipe without precision fp8: exit 1, the file, line, column and key on stderr.
+TEST(CliErrors, Fp8RecipeWithoutFp8ExitsOneNamingFileLineAndKey) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-fp8-recipe.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: t\n"
+           "model: llama3.1-8b\n"
+           "cluster: {preset: dgx-h100, nodes: 1}\n"
+           "training: {sequence_length: 4096, global_batch: 64, precision: bf16, fp8_recipe: current}\n"
+           "parallel: {tp: 2, pp: 2}\n";
+  }
+  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // line 4; "training: {sequence_length: 4096, global_batch: 64, precision: bf16, fp8_recipe: " is 81
+  // characters, so "current" starts at column 82.
+  EXPECT_THAT(r.output, HasSubstr(path.string() + ":4:82: training.fp8_recipe: "));
+  EXPECT_THAT(r.output, HasSubstr("precision: fp8"));
+}
+
 TEST(CliErrors, ScenarioFileErrorShowsFileLineColumn) {
   const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-bad.yaml";
   {

@@ -353,16 +353,46 @@ TEST(LayoutErrors, ActivationOffloadTargetIsNoneOrCpu) {
   EXPECT_THAT(f.what, HasSubstr("did you mean 'cpu'?"));
 }
 
-// training.fused_loss belongs to eager frameworks; with Megatron (its own vocab-parallel loss) it is
-// refused at the key.
-TEST(LayoutErrors, FusedLossIsRefusedForMegatron) {
+// training.fused_loss under Megatron is Transformer Engine's parallel_cross_entropy, written and tested for
+// bf16 and fp32 logits only (transformer_engine/pytorch/cross_entropy.py docstring; TE 2.9
+// tests/pytorch/test_parallel_cross_entropy.py tests float32 and bfloat16): fp16 training is refused at the
+// key; bf16 loads.
+TEST(LayoutErrors, FusedLossIsRefusedForMegatronInFp16) {
   Yaml y;
-  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, fused_loss: true}";
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, precision: fp16, fused_loss: true}";
   const std::string yaml = y.str();
   auto f = load_error(yaml);
   ASSERT_TRUE(f.thrown);
   EXPECT_THAT(f.what, StartsWith(at(yaml, "true}") + ": training.fused_loss: "));
-  EXPECT_THAT(f.what, HasSubstr("eager frameworks"));
+  EXPECT_THAT(f.what, HasSubstr("bf16 or fp32 logits"));
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, precision: bf16, fused_loss: true}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
+// training.fp8_recipe is a Transformer Engine FP8 setting: with any other precision it is an error at the
+// key that names the precision; with fp8 both recipes load.
+TEST(LayoutErrors, Fp8RecipeNeedsFp8Precision) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, fp8_recipe: current}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "current}") + ": training.fp8_recipe: "));
+  EXPECT_THAT(f.what, HasSubstr("training.precision: fp8 (here bf16)"));
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, precision: fp16, fp8_recipe: delayed}";
+  EXPECT_THAT(load_error(y.str()).what, HasSubstr("(here fp16)"));
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, precision: fp8, fp8_recipe: current}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
+TEST(LayoutErrors, Fp8RecipeUnknownValueIsNamed) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, precision: fp8, fp8_recipe: currnet}";
+  const std::string yaml = y.str();
+  auto f = load_error(yaml);
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, StartsWith(at(yaml, "currnet}") + ": training.fp8_recipe: "));
+  EXPECT_THAT(f.what, HasSubstr("did you mean 'current'?"));
 }
 
 }  // namespace

@@ -5,6 +5,12 @@
 //   backward mul_(grad_output) 4 + 4, autograd's cast back to bf16 4 + 2                     = 14 B
 // fp32 logits skip both casts: 32 B and 8 B. The op is memory-bound at the profile's generic efficiency:
 // forward = 38 s V / tp / (HBM x efficiency) + one launch, backward the same with 14 B.
+// With fused_loss (Megatron-Bridge: cross_entropy_fusion_impl "te"), Transformer Engine 2.9's Triton kernels
+// (transformer_engine/pytorch/triton/cross_entropy.py) counted by hand, lb = bytes of a logit:
+//   forward  online_softmax_kernel reads lb; cross_entropy_kernel reads lb, writes the gradient in place lb
+//                                                                                            = 3 lb (6 B)
+//   backward element_mul_kernel reads lb, writes lb                                          = 2 lb (4 B)
+//   saved: the logits' storage (lb per logit), no working memory (in place).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +18,7 @@
 #include "hardware_profile.h"
 #include "op_graph.h"
 #include "op_times.h"
+#include "plan.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -47,6 +54,40 @@ TEST(MegatronLoss, BytesPerLogitCountedFromTheTorchOps) {
   const Op& loss = loss_of(build_op_graph(fp32.model, fp32.training, fp32.parallel.tp));
   EXPECT_DOUBLE_EQ(loss.bytes_moved, 32.0 * s * v);
   EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 8.0 * s * v);
+}
+
+TEST(MegatronLoss, FusedLossBytesPerLogitCountedFromTransformerEnginesKernels) {
+  const double s = 2048, v = 129024;  // llama3-8b padded at tp 8
+  for (const char* p : {"bf16", "fp8"}) {  // 16-bit logits: 6 B forward, 4 B backward, 2 B kept
+    Scenario sc = llama8b(p);
+    sc.training.fused_loss = true;
+    const Op& loss = loss_of(build_op_graph(sc.model, sc.training, sc.parallel.tp));
+    EXPECT_DOUBLE_EQ(loss.bytes_moved, 6.0 * s * v) << p;
+    EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 4.0 * s * v) << p;
+    EXPECT_DOUBLE_EQ(loss.saved_bytes, 2.0 * s * v) << p;
+    EXPECT_EQ(loss.saved_split, TpSplit::tp) << p;
+    EXPECT_EQ(loss.working_forward, 0.0) << p;
+    EXPECT_EQ(loss.working_backward, 0.0) << p;
+  }
+  Scenario fp32 = llama8b("fp32");  // fp32 logits: 12 B forward, 8 B backward, 4 B kept
+  fp32.training.fused_loss = true;
+  const Op& loss = loss_of(build_op_graph(fp32.model, fp32.training, fp32.parallel.tp));
+  EXPECT_DOUBLE_EQ(loss.bytes_moved, 12.0 * s * v);
+  EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 8.0 * s * v);
+  EXPECT_DOUBLE_EQ(loss.saved_bytes, 4.0 * s * v);
+}
+
+TEST(MegatronLoss, FusedLossKeepsTheSixteenBitLogitsInsteadOfTheFp32Softmax) {
+  // One GPU holding the whole model: the unfused loss keeps the fp32 softmax (4 B per logit), the fused
+  // one the bf16 logits holding the gradient (2 B): activations differ by 2 B x s x V (one sequence).
+  const std::string yaml =
+      "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32768}\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {sequence_length: 2048, global_batch: 1, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, zero: 0, recompute: none}\n";
+  const Estimate unfused = estimate(test::scenario(yaml));
+  const Estimate fused = estimate(test::scenario(yaml, {"training.fused_loss=true"}));
+  EXPECT_NEAR(unfused.memory.activations.value - fused.memory.activations.value, 2.0 * 2048 * 32768, 1.0);
 }
 
 TEST(MegatronLoss, TimedFromItsTraffic) {
