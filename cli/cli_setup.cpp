@@ -1,0 +1,46 @@
+// Shared pieces of the command-line set-up: validators and the global work limits (cli_setup.h).
+#include "cli_setup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "work_limits.h"
+
+namespace tp {
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+          return "value " + text + " is not a finite number in [" + CLI::detail::to_string(lo) + " - " +
+                 CLI::detail::to_string(hi) + "]";
+        }
+        return "";
+      },
+      "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
+
+int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::function<void()> add_work_limit_options(CLI::App& app) {
+  WorkLimits& limits = work_limits();
+  auto max_input_mib = std::make_shared<std::uint64_t>(limits.input_bytes >> 20);
+  app.add_option("--max-input-mib", *max_input_mib, "Largest input file read, in MiB (default 16)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-yaml-nodes", limits.yaml_nodes, "Most YAML nodes once aliases are expanded (default 1000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--max-tasks", limits.sim_tasks, "Most tasks in one simulated step (default 2000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--max-points", limits.sweep_points, "Most points in one sweep (default 50000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 50));
+  return [&limits, max_input_mib] { limits.input_bytes = *max_input_mib << 20; };
+}
+
+}  // namespace tp
