@@ -1,0 +1,236 @@
+// Section readers of a scenario file (scenario_sections.h): value ranges, defaults and in-section checks.
+#include "scenario_sections.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "units.h"
+
+namespace tp {
+namespace {
+
+constexpr std::int64_t kBig = std::int64_t(1) << 52;
+
+// Upper bounds of the quantities that multiply into run totals: far above any real job, low enough
+// that no product of them (tokens x step time x GPUs x price) leaves the range of a double.
+constexpr double kMaxTokens = 1e18;        // the largest published runs train on ~1e13-1e14 tokens
+constexpr double kMaxUsdPerGpuHour = 1e6;
+constexpr double kMaxPerKwh = 1e6;         // USD or kg CO2 per kWh
+constexpr double kMaxHostPower = 1e9;      // watts per node
+constexpr double kMaxSeconds = 1e12;       // a restart, ~31,700 years
+constexpr double kMaxBufferBytes = 1e15;   // CUDA context, communication bucket
+
+// r.quantity() bounded above: an InputError naming the field when `value` exceeds `max`.
+double at_most(MapReader& r, const std::string& key, double value, double max) {
+  if (value > max) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", max);
+    r.fail(key, "is out of range: at most " + std::string(buf) + " (in base SI units)");
+  }
+  return value;
+}
+
+Precision read_precision(MapReader& r, const std::string& key, Precision def) {
+  return r.choice(key, def,
+                  {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"fp16", Precision::fp16},
+                   {"bf16", Precision::bf16}, {"fp8", Precision::fp8}});
+}
+
+OffloadTarget read_offload(MapReader& r, const std::string& key) {
+  return r.choice(key, OffloadTarget::none, {{"none", OffloadTarget::none}, {"cpu", OffloadTarget::cpu}});
+}
+
+// training.fused_loss and fp8_recipe, after precision and framework (docs/scenario-reference.md).
+void read_loss_and_fp8_recipe(MapReader& r, TrainingSpec& t) {
+  t.fused_loss = r.boolean("fused_loss", t.fused_loss);
+  // Megatron's fused loss is Transformer Engine's parallel_cross_entropy, written and tested for bf16 and
+  // fp32 logits only (transformer_engine/pytorch/cross_entropy.py; tests/pytorch/test_parallel_cross_entropy.py).
+  if (t.fused_loss && t.framework == Framework::megatron && t.precision == Precision::fp16) {
+    r.fail("fused_loss", "megatron's fused cross-entropy (Transformer Engine parallel_cross_entropy) takes bf16 or "
+                         "fp32 logits; training.precision fp16 gives fp16 logits");
+  }
+  t.fp8_recipe = r.choice("fp8_recipe", t.fp8_recipe, {{"delayed", Fp8Recipe::delayed}, {"current", Fp8Recipe::current}});
+  if (r.has("fp8_recipe") && t.precision != Precision::fp8) {
+    r.fail("fp8_recipe", std::string("is the FP8 scaling recipe; only valid with training.precision: fp8 (here ") +
+                             to_string(t.precision) + ")");
+  }
+}
+
+}  // namespace
+
+TrainingSpec read_training(MapReader& r) {
+  TrainingSpec t;
+  t.sequence_length = r.integer("sequence_length", t.sequence_length, 1, kBig);
+  const bool by_sequences = r.has("global_batch");
+  const bool by_tokens = r.has("global_batch_tokens");
+  if (by_sequences && by_tokens) {
+    r.fail("global_batch_tokens", "give either training.global_batch (sequences) or global_batch_tokens, not both");
+  }
+  t.global_batch = r.integer("global_batch", 0, 1, kBig);
+  if (by_tokens) {
+    double tokens = r.quantity("global_batch_tokens", Dim::count, 0.0, 1.0);
+    double seqs = tokens / static_cast<double>(t.sequence_length);
+    if (seqs != static_cast<double>(static_cast<std::int64_t>(seqs))) {
+      r.fail("global_batch_tokens", "is not a whole number of sequences of training.sequence_length (" +
+                                        std::to_string(t.sequence_length) + ") tokens");
+    }
+    t.global_batch = static_cast<std::int64_t>(seqs);
+  }
+  t.micro_batch = r.integer("micro_batch", t.micro_batch, 1, kBig);
+  if (!by_sequences && !by_tokens) t.global_batch = 0;  // resolve_layout(): micro_batch x dp
+  t.tokens = at_most(r, "tokens", r.quantity("tokens", Dim::count, 1e12, 0.0), kMaxTokens);
+  t.precision = read_precision(r, "precision", t.precision);
+  // Framework and torch settings first: they set the defaults of the keys below (docs/model.md, "Frameworks").
+  t.framework = r.choice("framework", t.framework,
+                         {{"megatron", Framework::megatron}, {"deepspeed", Framework::deepspeed},
+                          {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
+  t.autocast = r.boolean("autocast", t.autocast);
+  t.compile = r.boolean("compile", t.compile);
+  read_loss_and_fp8_recipe(r, t);
+  if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
+    r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
+                           " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");
+  }
+  if (t.compile && t.framework != Framework::pytorch && t.framework != Framework::fsdp) {
+    r.fail("compile", std::string("is a torch.compile setting; ") + to_string(t.framework) + " does not use it");
+  }
+  // Plain PyTorch keeps no master copy: a model cast to 16 bits trains in 16 bits, and under autocast
+  // the fp32 parameters are the master (PyTorch AMP docs, "Automatic Mixed Precision").
+  const bool own_master = t.framework == Framework::pytorch || t.autocast;
+  std::string master =
+      r.choice<std::string>("master_weights", own_master ? "none" : "fp32", {{"none", "none"}, {"fp32", "fp32"}});
+  if (t.autocast && master == "fp32") r.fail("master_weights", "autocast keeps fp32 parameters: they are the master copy");
+  t.master_weights = master == "fp32";
+  Precision same = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
+  if (same == Precision::tf32) same = Precision::fp32;
+  if (t.autocast) same = Precision::fp32;  // gradients take the fp32 parameters' dtype
+  t.grad_precision = r.choice(
+      "grad_precision", same,
+      {{"same", same}, {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}});
+  t.optimizer = r.choice("optimizer", t.optimizer,
+                         {{"sgd", Optimizer::sgd}, {"momentum", Optimizer::momentum}, {"adam", Optimizer::adam},
+                          {"adamw", Optimizer::adamw}, {"adafactor", Optimizer::adafactor},
+                          {"adam8bit", Optimizer::adam8bit}, {"lion", Optimizer::lion}});
+  t.flash_attention = r.boolean("flash_attention", t.flash_attention);
+  // torch.optim.AdamW/SGD keep states like the parameter ("same"); Megatron, DeepSpeed and FSDP keep them in fp32.
+  t.optimizer_state_precision =
+      r.choice("optimizer_state_precision",
+               t.framework == Framework::pytorch ? StatePrecision::same : StatePrecision::fp32,
+               {{"fp32", StatePrecision::fp32}, {"same", StatePrecision::same}});
+  return t;
+}
+
+Recompute read_recompute(MapReader& r) {
+  Recompute rc;
+  YAML::Node n = r.node("recompute");
+  if (!n.IsDefined()) return rc;
+  if (n.IsMap()) {
+    MapReader m(n, r.field("recompute"), r.file());
+    rc.mode = RecomputeMode::every;
+    rc.every = static_cast<int>(m.integer("every", 0, 1, 100000));
+    if (!m.has("every")) m.fail("every", "required: checkpoint every k layers, e.g. {every: 4}");
+    m.finish();
+    return rc;
+  }
+  rc.mode = r.choice("recompute", rc.mode,
+                     {{"none", RecomputeMode::none}, {"selective", RecomputeMode::selective},
+                      {"full", RecomputeMode::full}});
+  return rc;
+}
+
+ParallelSpec read_parallel(MapReader& r) {
+  ParallelSpec p;
+  p.tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
+  p.pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
+  auto dp = r.integer_or_auto("dp", 1, 1 << 30);
+  p.dp_auto = !dp.has_value();
+  p.dp = dp.value_or(1);
+  p.cp = static_cast<int>(r.integer("cp", 1, 1, 1 << 20));
+  p.ep = static_cast<int>(r.integer("ep", 1, 1, 1 << 20));
+  p.vpp = static_cast<int>(r.integer("vpp", 1, 1, 1 << 10));
+  YAML::Node lps = r.node("layers_per_stage");
+  p.layers_auto = !lps.IsDefined() || (lps.IsScalar() && lps.Scalar() == "auto");
+  if (!p.layers_auto) {
+    if (!lps.IsSequence()) r.fail("layers_per_stage", "expected 'auto' or a list of layer counts, one per stage");
+    for (const auto& item : lps) {
+      p.layers_per_stage.push_back(
+          static_cast<int>(scalar_integer(item, r.field("layers_per_stage"), r.file(), 1, 100000)));
+    }
+  }
+  p.schedule = r.choice("schedule", p.schedule,
+                        {{"gpipe", Schedule::gpipe}, {"1f1b", Schedule::one_f_one_b},
+                         {"interleaved", Schedule::interleaved}, {"zb-h1", Schedule::zb_h1}});
+  p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
+  p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
+  p.recompute = read_recompute(r);
+  if (r.has("offload")) {
+    MapReader o(r.node("offload"), r.field("offload"), r.file());
+    p.offload_optimizer = read_offload(o, "optimizer");
+    p.offload_params = read_offload(o, "params");
+    p.offload_activations = read_offload(o, "activations");
+    o.finish();
+  }
+  if (r.has("placement")) {
+    YAML::Node order = r.node("placement");
+    const std::string expected = "a list of tp, cp, dp, pp in some order, innermost first, e.g. [tp, cp, dp, pp]";
+    if (!order.IsSequence() || order.size() != 4) r.fail("placement", "expected " + expected);
+    bool seen[4] = {false, false, false, false};
+    for (size_t i = 0; i < 4; ++i) {
+      const std::string name = order[i].IsScalar() ? order[i].Scalar() : "";
+      int d = name == "tp" ? 0 : name == "cp" ? 1 : name == "dp" ? 2 : name == "pp" ? 3 : -1;
+      if (d < 0 || seen[d]) {
+        throw InputError(location_of(order[i], r.file()), r.field("placement"),
+                         "'" + name + "' " + (d < 0 ? "is not a mesh dimension" : "is given twice") + ": expected " + expected);
+      }
+      seen[d] = true;
+      p.placement[i] = static_cast<MeshDim>(d);
+    }
+  }
+  if (r.has("overlap")) {
+    MapReader o(r.node("overlap"), r.field("overlap"), r.file());
+    p.overlap_grad_reduce = o.boolean("grad_reduce", p.overlap_grad_reduce);
+    p.overlap_param_gather = o.boolean("param_gather", p.overlap_param_gather);
+    p.overlap_tp_comm = o.boolean("tp_comm", p.overlap_tp_comm);
+    o.finish();
+  }
+  return p;
+}
+
+CostSpec read_costs(MapReader& r) {
+  CostSpec c;
+  c.gpu_hour = Usd(at_most(r, "gpu_hour", r.quantity("gpu_hour", Dim::usd, c.gpu_hour.value), kMaxUsdPerGpuHour));
+  c.spot_gpu_hour = Usd(at_most(r, "spot_gpu_hour", r.quantity("spot_gpu_hour", Dim::usd, 0.0), kMaxUsdPerGpuHour));
+  c.preemptions_per_day = r.number("preemptions_per_day", 0.0, 0.0, 1e6);
+  c.host_power_per_node =
+      Watts(at_most(r, "host_power_per_node", r.quantity("host_power_per_node", Dim::watts, 0.0), kMaxHostPower));
+  c.pue = r.number("pue", c.pue, 1.0, 10.0);
+  c.electricity_usd_per_j = at_most(r, "electricity", r.quantity("electricity", Dim::usd_per_kwh, c.electricity_usd_per_j),
+                                    kMaxPerKwh / kJoulesPerKwh);
+  c.carbon_kg_per_j =
+      at_most(r, "carbon", r.quantity("carbon", Dim::kg_per_kwh, c.carbon_kg_per_j), kMaxPerKwh / kJoulesPerKwh);
+  if (r.has("failures")) {
+    MapReader f(r.node("failures"), r.field("failures"), r.file());
+    c.failures.gpu_mtbf = Seconds(f.quantity("gpu_mtbf", Dim::seconds, c.failures.gpu_mtbf.value, 1.0));
+    c.failures.checkpoint_bandwidth =
+        ByteRate(f.quantity("checkpoint_bandwidth", Dim::byte_rate, c.failures.checkpoint_bandwidth.value, 1.0));
+    c.failures.restart = Seconds(at_most(f, "restart", f.quantity("restart", Dim::seconds, c.failures.restart.value),
+                                         kMaxSeconds));
+    f.finish();
+  }
+  return c;
+}
+
+MemorySettings read_memory(MapReader& r) {
+  MemorySettings m;
+  m.cuda_context =
+      Bytes(at_most(r, "cuda_context", r.quantity("cuda_context", Dim::bytes, m.cuda_context.value), kMaxBufferBytes));
+  m.allocator_overhead = r.number("allocator_overhead", m.allocator_overhead, 0.0, 1.0);
+  m.headroom = r.number("headroom", m.headroom, 0.0, 0.9);
+  m.comm_bucket =
+      Bytes(at_most(r, "comm_bucket", r.quantity("comm_bucket", Dim::bytes, m.comm_bucket.value), kMaxBufferBytes));
+  m.zero3_prefetch_layers = static_cast<int>(r.integer("zero3_prefetch_layers", m.zero3_prefetch_layers, 0, 1000));
+  return m;
+}
+
+}  // namespace tp
