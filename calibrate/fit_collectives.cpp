@@ -10,7 +10,6 @@
 
 namespace tp::fit_detail {
 
-
 // The planner's time for one collective on group g with the tiers' efficiencies and latencies.
 double planner_time(Collective c, double bytes, const GroupShape& g, const ClusterSpec& cluster, double intra_eff,
                     double inter_eff, double intra_lat, double inter_lat) {
@@ -87,9 +86,14 @@ void add_collective_quality(const std::string& family, const std::vector<const M
   r.report.families.push_back(quality(family, "busbw", a, b, cc, d, e1, f, gg, h));
 }
 
-void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
-  using Key = std::tuple<int, int, int>;  // op, ranks, nodes
-  std::map<Key, std::vector<const Measurement*>> groups;
+namespace {
+
+using CollectiveKey = std::tuple<int, int, int>;  // op, ranks, nodes
+using CollectiveGroups = std::map<CollectiveKey, std::vector<const Measurement*>>;
+
+// The timed multi-rank collectives, grouped by (op, ranks, nodes); notes how many single-rank ones were dropped.
+CollectiveGroups group_collectives(const Measurements& m, FitResult& r) {
+  CollectiveGroups groups;
   int single_rank = 0;
   for (const auto& it : m.items) {
     if (is_collective(it.op) && it.ranks <= 1) ++single_rank;
@@ -102,82 +106,110 @@ void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
                              " measurement(s) with ranks: 1 dropped (one rank moves no data over a link; "
                              "measure with 2 or more GPUs)");
   }
+  return groups;
+}
+
+// The fitted tier values of one scope (intra_node or inter_node), one entry per solved group.
+struct TierFits {
+  std::vector<double> eff, lat;
+};
+
+// The intra-node tier the inter-node solve holds fixed: the fitted medians, else the profile's or cluster's values.
+struct FixedIntraTier {
+  double eff = 0, lat = 0;
+};
+FixedIntraTier fixed_intra_tier(const TierFits& intra, const HardwareProfile& defaults, const ClusterSpec& cl) {
+  double fixed_intra_eff = intra.eff.empty() ? defaults.intra_node.bandwidth_efficiency : median_of(intra.eff);
+  double fixed_intra_lat = intra.lat.empty() ? (defaults.intra_node.latency.value > 0 ? defaults.intra_node.latency.value
+                                                                                      : cl.intra_node.latency.value)
+                                             : median_of(intra.lat);
+  return {fixed_intra_eff, fixed_intra_lat};
+}
+
+// Alpha-beta fit of one group (time = alpha + bytes x bus factor x slope), solved into its tier's values
+// (added to `fits`); the fit and its quality go to the report, a group that cannot be fitted to the notes.
+void fit_collective_group(const CollectiveKey& key, const std::vector<const Measurement*>& items, const FitOptions& o,
+                          const FixedIntraTier& fixed, TierFits& fits, FitResult& r) {
+  const int op_i = std::get<0>(key);
+  const int ranks = std::get<1>(key);
+  const int nodes = std::get<2>(key);
+  const bool inter = nodes > 1;
+  const MeasuredOp op = static_cast<MeasuredOp>(op_i);
+  const Collective c = collective_of(op);
+  const double bf = bus_factor(c, ranks);
+  std::vector<const Measurement*> fit_items, held_items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    (held_out(static_cast<int>(i), o.holdout_every) && items.size() >= 6 ? held_items : fit_items).push_back(items[i]);
+  }
+  const std::string family = std::string(to_string(op)) + (inter ? " inter_node " : " intra_node ") +
+                             std::to_string(ranks) + " ranks" + (inter ? " on " + std::to_string(nodes) + " nodes" : "");
+  if (fit_items.size() < 2 || bf <= 0) {
+    r.report.notes.push_back(family + ": too few sizes to fit alpha and beta");
+    return;
+  }
+  std::vector<double> x, t;
+  for (const Measurement* it : fit_items) {
+    x.push_back(it->bytes * bf);
+    t.push_back(it->time.median);
+  }
+  const auto line = fit_line_relative(x, t);
+  double alpha = line.first;
+  const double slope = line.second;
+  if (!(slope > 0)) {
+    r.report.notes.push_back(family + ": time does not grow with size; not fitted");
+    return;
+  }
+  alpha = std::max(0.0, alpha);
+  CollectiveFit cf;
+  cf.collective = c;
+  cf.scope = inter ? "inter_node" : "intra_node";
+  cf.ranks = ranks;
+  cf.nodes = nodes;
+  cf.alpha = alpha;
+  cf.bus_bandwidth = 1.0 / slope;
+  cf.points = static_cast<int>(fit_items.size());
+
+  if (solve_tier(cf, c, inter, bf, slope, o.cluster, fixed.eff, fixed.lat, family, r)) {
+    fits.eff.push_back(cf.efficiency);
+    fits.lat.push_back(cf.latency);
+  }
+  r.report.collectives.push_back(cf);
+
+  add_collective_quality(family, fit_items, held_items, alpha, bf, slope, r);
+}
+
+// A profile tier from its groups' fits: the median efficiency (clamped to [0.01, 1.5], noted) and latency.
+void set_tier(CollectiveTierProfile& tier, const TierFits& fits, const char* name, FitResult& r) {
+  if (fits.eff.empty()) return;
+  double e = median_of(fits.eff);
+  if (e > 1.5 || e < 0.01) {
+    r.report.notes.push_back(std::string("collectives.") + name + ": bandwidth_efficiency " + fmt(e) +
+                             " outside [0.01, 1.5]; clamped (check the cluster's link bandwidth)");
+    e = std::clamp(e, 0.01, 1.5);
+  }
+  tier.bandwidth_efficiency = e;
+  // 0 would mean "use the cluster's latency"; a measured 0 is kept as 1 ns.
+  tier.latency = Seconds(std::max(1e-9, median_of(fits.lat)));
+}
+
+}  // namespace
+
+void fit_collectives(const Measurements& m, const FitOptions& o, FitResult& r) {
+  const CollectiveGroups groups = group_collectives(m, r);
   if (groups.empty()) return;
-  const ClusterSpec& cl = o.cluster;
-  std::vector<double> intra_eff, intra_lat, inter_eff, inter_lat;
+  TierFits intra, inter;
   const HardwareProfile defaults = r.profile;
   // Intra-node groups first: the inter-node solve uses the intra tier's fitted values.
   for (int pass = 0; pass < 2; ++pass) {
-    double fixed_intra_eff = intra_eff.empty() ? defaults.intra_node.bandwidth_efficiency : median_of(intra_eff);
-    double fixed_intra_lat = intra_lat.empty() ? (defaults.intra_node.latency.value > 0 ? defaults.intra_node.latency.value
-                                                                                          : cl.intra_node.latency.value)
-                                               : median_of(intra_lat);
+    const FixedIntraTier fixed = fixed_intra_tier(intra, defaults, o.cluster);
     for (const auto& [key, items] : groups) {
-      const int op_i = std::get<0>(key);
-      const int ranks = std::get<1>(key);
-      const int nodes = std::get<2>(key);
-      const bool inter = nodes > 1;
-      if (inter != (pass == 1)) continue;
-      const MeasuredOp op = static_cast<MeasuredOp>(op_i);
-      const Collective c = collective_of(op);
-      const double bf = bus_factor(c, ranks);
-      std::vector<const Measurement*> fit_items, held_items;
-      for (size_t i = 0; i < items.size(); ++i) {
-        (held_out(static_cast<int>(i), o.holdout_every) && items.size() >= 6 ? held_items : fit_items).push_back(items[i]);
-      }
-      const std::string family = std::string(to_string(op)) + (inter ? " inter_node " : " intra_node ") +
-                                 std::to_string(ranks) + " ranks" + (inter ? " on " + std::to_string(nodes) + " nodes" : "");
-      if (fit_items.size() < 2 || bf <= 0) {
-        r.report.notes.push_back(family + ": too few sizes to fit alpha and beta");
-        continue;
-      }
-      std::vector<double> x, t;
-      for (const Measurement* it : fit_items) {
-        x.push_back(it->bytes * bf);
-        t.push_back(it->time.median);
-      }
-      const auto line = fit_line_relative(x, t);
-      double alpha = line.first;
-      const double slope = line.second;
-      if (!(slope > 0)) {
-        r.report.notes.push_back(family + ": time does not grow with size; not fitted");
-        continue;
-      }
-      alpha = std::max(0.0, alpha);
-      CollectiveFit cf;
-      cf.collective = c;
-      cf.scope = inter ? "inter_node" : "intra_node";
-      cf.ranks = ranks;
-      cf.nodes = nodes;
-      cf.alpha = alpha;
-      cf.bus_bandwidth = 1.0 / slope;
-      cf.points = static_cast<int>(fit_items.size());
-
-      if (solve_tier(cf, c, inter, bf, slope, cl, fixed_intra_eff, fixed_intra_lat, family, r)) {
-        (inter ? inter_eff : intra_eff).push_back(cf.efficiency);
-        (inter ? inter_lat : intra_lat).push_back(cf.latency);
-      }
-      r.report.collectives.push_back(cf);
-
-      add_collective_quality(family, fit_items, held_items, alpha, bf, slope, r);
+      const bool is_inter = std::get<2>(key) > 1;
+      if (is_inter != (pass == 1)) continue;
+      fit_collective_group(key, items, o, fixed, is_inter ? inter : intra, r);
     }
   }
-  auto set_tier = [&](CollectiveTierProfile& tier, const std::vector<double>& eff, const std::vector<double>& lat,
-                      const char* name) {
-    if (eff.empty()) return;
-    double e = median_of(eff);
-    if (e > 1.5 || e < 0.01) {
-      r.report.notes.push_back(std::string("collectives.") + name + ": bandwidth_efficiency " + fmt(e) +
-                               " outside [0.01, 1.5]; clamped (check the cluster's link bandwidth)");
-      e = std::clamp(e, 0.01, 1.5);
-    }
-    tier.bandwidth_efficiency = e;
-    // 0 would mean "use the cluster's latency"; a measured 0 is kept as 1 ns.
-    tier.latency = Seconds(std::max(1e-9, median_of(lat)));
-  };
-  set_tier(r.profile.intra_node, intra_eff, intra_lat, "intra_node");
-  set_tier(r.profile.inter_node, inter_eff, inter_lat, "inter_node");
+  set_tier(r.profile.intra_node, intra, "intra_node", r);
+  set_tier(r.profile.inter_node, inter, "inter_node", r);
 }
-
 
 }  // namespace tp::fit_detail
