@@ -33,7 +33,8 @@ Scenario llama8b(const char* precision, const char* framework = "megatron") {
       {std::string("training.precision=") + precision, std::string("training.framework=") + framework});
 }
 
-const Op& loss_of(const OpGraph& g) {
+// By value: callers pass a temporary graph.
+Op loss_of(const OpGraph& g) {
   for (const Op& op : g.head) {
     if (op.kind == OpKind::loss) return op;
   }
