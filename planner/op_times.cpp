@@ -20,15 +20,6 @@ struct PassTimes {
   double fwd = 0, bwd = 0;
 };
 
-// Seconds per FLOP of one GEMM shape (model/gemm_time.h: measured, fitted, or cuBLAS's align1 fallback
-// for a shape that is not 16-byte aligned), the launch counted once per op below; at least the
-// sustained rate where the profile measured one and the layer code runs its GEMMs back to back.
-double gemm_seconds_per_flop(const Op& op, const OpTimeContext& c, const GemmDims& d, double launch) {
-  if (d.flops() <= 0) return 0.0;
-  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
-  return std::max(floor, (gemm_seconds(c.hw, c.s.cluster.gpu, op.compute_precision, d).value - launch) / d.flops());
-}
-
 // A GEMM op: its forward at the forward shape's rate, its backward half at the input-gradient shape's and
 // half at the weight-gradient shape's (planner/gemm_shapes.h: the shapes the calibration suite measures),
 // each at least its memory time. Timed at the GEMM's own dtype (op_graph.h: FP8 training keeps the
@@ -42,10 +33,16 @@ PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double launch, doub
   // (tp_overlap.h); the weight gradient (half the backward FLOPs) stays whole.
   const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
   const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
+  // Seconds per FLOP of one shape (model/gemm_time.h: measured, fitted, or cuBLAS's align1 fallback), the
+  // launch counted once per op below; at least the sustained rate where the profile measured one and the
+  // layer code runs its GEMMs back to back.
+  const GpuSpec& gpu = c.s.cluster.gpu;
+  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, gpu, op.compute_precision) : 0.0;
   const auto per_flop = [&](const GemmDims& d, double splits) {
-    if (splits <= 1) return gemm_seconds_per_flop(op, c, d, launch);
-    const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision) : 0.0;
-    return std::max(floor, chunked_gemm_seconds_per_flop(c.hw, c.s.cluster.gpu, op.compute_precision, d, splits, launch));
+    if (d.flops() <= 0) return 0.0;
+    const double t = splits > 1 ? chunked_gemm_seconds_per_flop(c.hw, gpu, op.compute_precision, d, splits, launch)
+                                : (gemm_seconds(c.hw, gpu, op.compute_precision, d).value - launch) / d.flops();
+    return std::max(floor, t);
   };
   const double fwd = std::max(flops * per_flop(shapes.forward, ub.forward_splits), mem_time) + launch;
   const double bwd = std::max(0.5 * bwd_flops * (per_flop(shapes.input_grad, ub.dgrad_splits) + per_flop(shapes.weight_grad, 1)),
