@@ -193,10 +193,14 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.fp8_recipe = t.fp8_recipe;
   const double bpv = stored_bytes(t.precision);
   const bool swiglu = m.activation == Activation::swiglu;
-  const double act_width = m.activation == Activation::swiglu ? 3.0 : m.activation == Activation::relu ? 0.0 : 1.0;
   if (framework_rules(t.framework).layer_code == LayerCode::fused) {
     // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss.
     r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
+    // The fused activation keeps its input only: bias-GeLU the fc1 output (K22), SwiGLU the fc1 output of
+    // width 2f, gate and up together (Megatron-Core fusions/fused_bias_swiglu.py, SwiGLUFunction.forward:
+    // ctx.save_for_backward(input); on by default, --no-bias-swiglu-fusion turns it off). Its output is
+    // fc2's input, counted there; ReLU needs nothing beyond it.
+    const double act_width = swiglu ? 2.0 : m.activation == Activation::relu ? 0.0 : 1.0;
     r.activation = act_width * bpv;
     r.head_input = bpv;
     // The output layer runs in bf16 under FP8 training (op_graph.cpp), so its logits are 16-bit there.

@@ -71,6 +71,11 @@ TEST(SeedActivationFigures, SevenBillionAtTwoThousandTokens) {
   EXPECT_NEAR(layers_total(model, 32, 2048, 1) / 1e9, 30.6, 0.05);
 }
 
+// The widget's extra SwiGLU tensor, L x s x b x h_ff x bytes per value (hand computation).
+constexpr double kWidgetSwigluExtra(double layers, double seq, double batch, double ffn, double bytes) {
+  return layers * seq * batch * ffn * bytes;
+}
+
 // The widget's model: GPT-style layers with a SwiGLU MLP of width h_ff, dropout, no FlashAttention.
 std::string widget_scenario(int heads, int batch, int hidden, int ffn, int layers, int seq, int vocab,
                             const std::string& precision) {
@@ -88,7 +93,10 @@ std::string widget_scenario(int heads, int batch, int hidden, int ffn, int layer
 TEST(PlaybookWidget, SlideStateActivations) {
   // a=32, b=100, h=4096, h_ff=16384, L=32, s=1024, v=32000, mixed precision off (4-byte values).
   Estimate e = estimate(test::scenario(widget_scenario(32, 100, 4096, 16384, 32, 1024, 32000, "fp32")));
-  EXPECT_DOUBLE_EQ(e.memory.activations.value, 2298583449600.0);
+  // The widget keeps three h_ff tensors for SwiGLU (gate, up and silu(gate): the eager chain); Megatron's
+  // fused SwiGLU keeps its input only, gate and up (fused_bias_swiglu.py), and fc2 keeps the output. So
+  // one h_ff tensor less per layer: L s b h_ff x 4 B = 32 x 1024 x 100 x 16384 x 4 = 214,748,364,800 B.
+  EXPECT_DOUBLE_EQ(e.memory.activations.value, 2298583449600.0 - kWidgetSwigluExtra(32, 1024, 100, 16384, 4));
 }
 
 TEST(PlaybookWidget, Llama3EightBillionPreset) {
@@ -96,7 +104,9 @@ TEST(PlaybookWidget, Llama3EightBillionPreset) {
   Estimate acts = estimate(test::scenario(widget_scenario(32, 32, 4096, 16384, 32, 256, 30522, "bf16")));
   // The widget's 65,592,426,496 B is for the vocabulary as given; Megatron pads 30,522 to 30,592 (239 x 128),
   // whose fp32 logits keep s b (30592 - 30522) x 4 B = 256 x 32 x 70 x 4 = 2,293,760 B more.
-  EXPECT_DOUBLE_EQ(acts.memory.activations.value, 65592426496.0 + 256.0 * 32 * 70 * 4);
+  // Less the widget's third SwiGLU tensor (see above): 32 x 256 x 32 x 16384 x 2 B = 8,589,934,592 B.
+  const double swiglu_extra = kWidgetSwigluExtra(32, 256, 32, 16384, 2);
+  EXPECT_DOUBLE_EQ(acts.memory.activations.value, 65592426496.0 + 256.0 * 32 * 70 * 4 - swiglu_extra);
   // The widget counts parameters GPT-2 style, h(v + s) + L(12h^2 + 13h) + 2h with tied embeddings and
   // learned positions, whatever the MLP; we count that model exactly and add its 16 B/param states.
   Scenario gpt2_style = test::scenario(
@@ -110,7 +120,7 @@ TEST(PlaybookWidget, Llama3EightBillionPreset) {
   EXPECT_DOUBLE_EQ(states.parameters_total, 6570229760.0 + 70.0 * 4096);
   const MemoryBreakdown& m = states.memory;
   const double total = acts.memory.activations.value + (m.weights + m.gradients + m.master_weights + m.optimizer).value;
-  EXPECT_DOUBLE_EQ(total, 170716102656.0 + 256.0 * 32 * 70 * 4 + 16.0 * 70 * 4096);
+  EXPECT_DOUBLE_EQ(total, 170716102656.0 + 256.0 * 32 * 70 * 4 + 16.0 * 70 * 4096 - swiglu_extra);
 }
 
 TEST(Activations, FlashAttentionDropsTheQuadraticTerm) {
@@ -156,6 +166,26 @@ TEST(Activations, CheckpointEveryKLayers) {
   // 48 layers / 4 = 12 checkpoints of 2sbh are stored; 4 layers are rebuilt at once (buffers).
   EXPECT_DOUBLE_EQ(e.memory.activations.value, 12 * 2 * sbh + head_and_embedding);
   EXPECT_DOUBLE_EQ(e.memory.buffers.value, 4 * full_layer);
+}
+
+TEST(Activations, SwigluKeepsGateAndUpUnderMegatronAndThreeTensorsEager) {
+  // Oracle: the frameworks' code. Megatron-Core's fused SwiGLUFunction saves its input, the fc1 output of
+  // width 2f (fusions/fused_bias_swiglu.py); eager F.silu(gate) * up keeps gate (silu), silu(gate) and up
+  // (mul): 3f. Either way fc2 keeps the f-wide output itself. bf16, s = 1024, f = 11008.
+  const std::string model = "{layers: 2, hidden: 4096, heads: 32, ffn_hidden: 11008, vocab: 32000, "
+                            "activation: swiglu, norm: rmsnorm, position: rope}";
+  auto activation_saved = [&](const std::string& framework) {
+    Scenario s = test::scenario("model: " + model + "\ncluster: {preset: dgx-h100, nodes: 1}\n"
+                                "training: {sequence_length: 1024, global_batch: 8, micro_batch: 1, framework: " +
+                                framework + "}\nparallel: {tp: 1, pp: 1}\n");
+    const OpGraph g = build_op_graph(s.model, s.training, 1);
+    for (const Op& op : g.layer) {
+      if (std::string(op.name) == "swiglu") return op.saved_bytes;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(activation_saved("megatron"), 1024.0 * 2 * 11008 * 2);
+  EXPECT_DOUBLE_EQ(activation_saved("pytorch"), 1024.0 * 3 * 11008 * 2);
 }
 
 }  // namespace
