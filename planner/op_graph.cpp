@@ -226,9 +226,17 @@ void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
 // training's quantization kernels.
 void finish_layer(std::vector<Op>& L, const Sizes& x) {
   const SavedTensorRules& r = x.r;
-  if (r.eager_kernels && x.m.position == Position::rope) {
+  if (x.m.position == Position::rope) {
+    // Rotary embedding of Q and K: reads and writes both (it keeps nothing: cos/sin are recomputed).
     Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
-    set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
+    if (r.eager_kernels) {
+      set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
+    } else {
+      // Megatron-Core's fused RoPE (apply_rope_fusion, on by default: Transformer Engine's
+      // fused_apply_rotary_pos_emb, one pass; its backward rotates the incoming gradient the same way,
+      // reading and writing as many bytes as the forward).
+      rope.backward_share = 1.0;
+    }
     auto qkv = std::find_if(L.begin(), L.end(), [](const Op& op) { return std::strcmp(op.name, "qkv") == 0; });
     L.insert(qkv + 1, rope);  // after the qkv GEMM
   }

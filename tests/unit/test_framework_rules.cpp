@@ -4,6 +4,8 @@
 // fp32 master weights and fp32 Adam states (4 + 8 B per parameter); autocast keeps fp32 parameters.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "errors.h"
 #include "estimate.h"
 #include "tests/test_support.h"
@@ -52,6 +54,23 @@ TEST(FrameworkRules, MegatronGraphIsKorthikantis) {
   ASSERT_EQ(a.layer.size(), b.layer.size());
   for (size_t i = 0; i < a.layer.size(); ++i) EXPECT_DOUBLE_EQ(a.layer[i].saved_bytes, b.layer[i].saved_bytes) << a.layer[i].name;
   EXPECT_DOUBLE_EQ(a.layer_input_bytes, b.layer_input_bytes);
+}
+
+TEST(FrameworkRules, MegatronRotatesQueryAndKeyInOneFusedPass) {
+  // Megatron-Core's fused RoPE (apply_rope_fusion) reads and writes Q and K once forward and rotates their
+  // gradients once backward. llama2-7b, s = 1024, bf16: Q and K are 4096 wide each, so the forward moves
+  // 2 (read + write) x 1024 x (4096 + 4096) x 2 B = 33,554,432 B and the backward as much; nothing is kept.
+  const Scenario s = test::scenario(kBase);
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  const Op* rope = nullptr;
+  for (const Op& op : g.layer) {
+    if (std::string(op.name) == "rotary") rope = &op;
+  }
+  ASSERT_NE(rope, nullptr);
+  EXPECT_DOUBLE_EQ(rope->bytes_moved, 2.0 * 1024 * (4096 + 4096) * 2);
+  EXPECT_DOUBLE_EQ(rope->forward_share, 1.0);
+  EXPECT_DOUBLE_EQ(rope->backward_share, 1.0);
+  EXPECT_DOUBLE_EQ(rope->saved_bytes, 0.0);
 }
 
 TEST(FrameworkRules, AutocastIsATorchSetting) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "collectives.h"
+#include "op_graph.h"
+#include "op_times.h"
 #include "plan.h"
 #include "tests/test_support.h"
 
@@ -36,8 +38,21 @@ TEST(StepTime, BubbleMatchesTheScheduleClosedForms) {
   EXPECT_LE(one.time.bubble.value / paced, (p - 1) / m + 1e-12);
   EXPECT_DOUBLE_EQ(gpipe.time.bubble.value, one.time.bubble.value);
   EXPECT_NEAR(inter.time.bubble.value / one.time.bubble.value, 0.5, 1e-9);
+  // ZB-H1: (F + B - W) / (F + B + W) of 1F1B's bubble (B here is the whole backward, input and weight
+  // gradients, of the slowest stage: 8 layers and the head). W, the deferred weight gradients, is half the
+  // layers' GEMM backward time, from one layer's op times. With GEMMs only and F = B/2 = W it would be 1/3.
   Plan zb = plan_of({"parallel.schedule=zb-h1"});
-  EXPECT_LT(zb.time.bubble.value, 0.5 * one.time.bubble.value);
+  const Scenario s = test::scenario(kBase, {});
+  const HardwareProfile hw = default_profile(s.cluster.gpu);
+  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(s.training.precision).value,
+                        attention_peak(s.cluster.gpu, s.training.precision).value,
+                        s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
+  const OpTimes layer = time_ops(build_op_graph(s.model, s.training, 1).layer, c);
+  const double wgrad = 8 * 0.5 * layer.gemm_bwd;
+  const double stage = one.time.forward_per_micro_batch.value + one.time.backward_per_micro_batch.value;
+  const double closed_form = (stage - 2 * wgrad) / stage;
+  EXPECT_GT(closed_form, 1.0 / 3.0);
+  EXPECT_NEAR(zb.time.bubble.value / one.time.bubble.value, closed_form, 1e-6);
 }
 
 TEST(StepTime, FasterLinksNeverSlowAStep) {
