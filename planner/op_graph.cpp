@@ -191,6 +191,12 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   L.push_back(router);
   // Each token visits top_k experts; buffers hold capacity_factor x the even share.
   const double routed = k * s;
+  // Permutation into expert order before the dispatch: Megatron-Core moe_utils.permute,
+  // tokens.index_select(0, sorted_indices // topk), reads and writes each of the k copies; its backward
+  // adds the copies' gradients back into the token rows (as many bytes). Keeps only the int indices.
+  Op permute = elementwise_op("expert_permute", Block::mlp, 0.0, TpSplit::seq_tp, 2.0 * routed * h * bpv);
+  permute.backward_share = 1.0;
+  L.push_back(permute);
   add_ep_all_to_all(L, "ep_dispatch", k * x.act_bytes);
   Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
                    cap * routed * h * bpv, TpSplit::none, e);

@@ -120,6 +120,29 @@ TEST(OpGraphComm, EveryGemmSaysColumnOrRowParallel) {
   EXPECT_EQ(gemms, 6);  // qkv, attention_out, router, expert_fc1, expert_fc2, output
 }
 
+TEST(OpGraphComm, MoePermutesTheTopKCopiesBeforeTheDispatch) {
+  // Megatron-Core moe_utils.permute: tokens.index_select(0, sorted_indices // topk) reads and writes each
+  // of the top_k copies of a token, 16-bit: 2 x (2 x 512) x 1024 x 2 B = 4,194,304 B per sequence, before
+  // the ep_dispatch all-to-all; its backward adds the copies back, as many bytes; it keeps no activation.
+  const Scenario s = test::scenario(
+      "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, activation: swiglu,\n"
+      "        moe: {experts: 4, top_k: 2, expert_ffn_hidden: 2048}}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 512, global_batch: 8}\n");
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  int permute = -1, dispatch = -1;
+  for (int i = 0; i < static_cast<int>(g.layer.size()); ++i) {
+    if (std::strcmp(g.layer[i].name, "expert_permute") == 0) permute = i;
+    if (std::strcmp(g.layer[i].name, "ep_dispatch") == 0) dispatch = i;
+  }
+  ASSERT_GE(permute, 0);
+  EXPECT_LT(permute, dispatch);
+  const Op& op = g.layer[static_cast<size_t>(permute)];
+  EXPECT_DOUBLE_EQ(op.bytes_moved, 2.0 * (2 * 512) * 1024 * 2);
+  EXPECT_DOUBLE_EQ(op.backward_share, 1.0);
+  EXPECT_DOUBLE_EQ(op.saved_bytes, 0.0);
+}
+
 // One ring all-gather (or reduce-scatter) of kAct over the 8 GPUs of the node, by hand:
 // 7 x 5 us + 7/8 x 16,777,216 B / 100 GB/s = 35 us + 146.8 us = 181.8 us.
 constexpr double kRingOne = 7 * 5e-6 + 7.0 / 8.0 * kAct / 100e9;
