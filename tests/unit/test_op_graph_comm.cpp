@@ -98,12 +98,15 @@ TEST(OpGraphComm, Tp8SequenceParallelLayerEntries) {
   EXPECT_EQ(pp_entries, 1);
 }
 
+// A small MoE model: 4 experts, top 2, hidden 1024, sequences of 512 tokens.
+const char* kSmallMoe =
+    "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, activation: swiglu,\n"
+    "        moe: {experts: 4, top_k: 2, expert_ffn_hidden: 2048}}\n"
+    "cluster: {preset: dgx-h100, nodes: 1}\n"
+    "training: {sequence_length: 512, global_batch: 8}\n";
+
 TEST(OpGraphComm, EveryGemmSaysColumnOrRowParallel) {
-  const Scenario s = test::scenario(
-      "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, activation: swiglu,\n"
-      "        moe: {experts: 4, top_k: 2, expert_ffn_hidden: 2048}}\n"
-      "cluster: {preset: dgx-h100, nodes: 1}\n"
-      "training: {sequence_length: 512, global_batch: 8}\n");
+  const Scenario s = test::scenario(kSmallMoe);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   // Megatron: qkv, fc1 and the vocabulary-parallel output layer split their output (column-parallel);
   // attention_out and fc2 split their input (row-parallel); the router is replicated (neither).
@@ -124,11 +127,7 @@ TEST(OpGraphComm, MoePermutesTheTopKCopiesBeforeTheDispatch) {
   // Megatron-Core moe_utils.permute: tokens.index_select(0, sorted_indices // topk) reads and writes each
   // of the top_k copies of a token, 16-bit: 2 x (2 x 512) x 1024 x 2 B = 4,194,304 B per sequence, before
   // the ep_dispatch all-to-all; its backward adds the copies back, as many bytes; it keeps no activation.
-  const Scenario s = test::scenario(
-      "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, activation: swiglu,\n"
-      "        moe: {experts: 4, top_k: 2, expert_ffn_hidden: 2048}}\n"
-      "cluster: {preset: dgx-h100, nodes: 1}\n"
-      "training: {sequence_length: 512, global_batch: 8}\n");
+  const Scenario s = test::scenario(kSmallMoe);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   int permute = -1, dispatch = -1;
   for (int i = 0; i < static_cast<int>(g.layer.size()); ++i) {
