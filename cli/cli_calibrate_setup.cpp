@@ -52,7 +52,7 @@ void add_calibrate_check(CLI::App& calibrate, CliCommands& commands) {
   CLI::App* cmd = calibrate.add_subcommand("check", "Predict every measurement of a file with a profile; error per family");
   cmd->add_option("profile", opts->profile, "Profile YAML")->required();
   cmd->add_option("measurements", opts->input, "Measurements JSON")->required();
-  cmd->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  add_format_option(*cmd, opts->format);
   cmd->add_option("--gpu", opts->gpu, "Catalog GPU (default: the profile's, else the file's)");
   cmd->add_flag("--no-exact-shapes", opts->no_exact_shapes, "Ignore the profile's measured GEMM shapes (judge the model alone)");
   commands.push_back({cmd, [opts] { return run_calibrate_check(*opts); }});

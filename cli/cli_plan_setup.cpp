@@ -12,10 +12,8 @@ namespace tp {
 void add_evaluate_command(CLI::App& app, CliCommands& commands) {
   auto eval = std::make_shared<EvaluateOptions>();
   CLI::App* evaluate = app.add_subcommand("evaluate", "Per-GPU memory, FLOPs and verdict of one scenario");
-  evaluate->add_option("scenario", eval->scenario, "Scenario YAML (default: the built-in scenario)");
-  evaluate->add_option("--profile", eval->profile, "Hardware profile YAML");
-  evaluate->add_option("--set", eval->sets, "Override a key: --set parallel.tp=4 (repeatable)");
-  evaluate->add_option("--format", eval->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  add_scenario_options(*evaluate, eval->scenario, eval->profile, eval->sets, "parallel.tp=4");
+  add_format_option(*evaluate, eval->format);
   evaluate->add_flag("--simulate", eval->simulate, "Also simulate the step (event simulator) and show its step time");
   commands.push_back({evaluate, [eval] { return run_evaluate(*eval); }});
 }
@@ -23,16 +21,14 @@ void add_evaluate_command(CLI::App& app, CliCommands& commands) {
 void add_simulate_command(CLI::App& app, CliCommands& commands) {
   auto sim = std::make_shared<SimulateOptions>();
   CLI::App* simulate = app.add_subcommand("simulate", "Simulate one training step: schedule, overlap, bubbles, timeline");
-  simulate->add_option("scenario", sim->scenario, "Scenario YAML (default: the built-in scenario)");
-  simulate->add_option("--profile", sim->profile, "Hardware profile YAML");
-  simulate->add_option("--set", sim->sets, "Override a key: --set parallel.pp=8 (repeatable)");
+  add_scenario_options(*simulate, sim->scenario, sim->profile, sim->sets, "parallel.pp=8");
   simulate->add_option("--trace", sim->trace, "Write a Chrome trace JSON of the step (open in Perfetto)");
   simulate->add_option("--steps", sim->steps, "Simulated steps (with --jitter: the step-time distribution)")
       ->check(CLI::Range(1, 1000000));
   simulate->add_option("--jitter", sim->jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
       ->check(finite_range(0.0, 10.0));
   simulate->add_option("--seed", sim->seed, "Seed of the jitter draws");
-  simulate->add_option("--format", sim->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  add_format_option(*simulate, sim->format);
   commands.push_back({simulate, [sim] { return run_simulate(*sim); }});
 }
 
@@ -44,7 +40,7 @@ void add_catalog_command(CLI::App& app, CliCommands& commands) {
   auto opts = std::make_shared<CatalogOptions>();
   CLI::App* catalog = app.add_subcommand("catalog", "List the built-in GPUs, models and clusters");
   catalog->add_option("what", opts->what, "gpus, models or clusters (default: all)");
-  catalog->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  add_format_option(*catalog, opts->format);
   commands.push_back({catalog, [opts] { return run_catalog(opts->what, opts->format); }});
 }
 
@@ -59,7 +55,7 @@ void add_sweep_command(CLI::App& app, CliCommands& commands) {
       ->check(CLI::Range(1, 1000000));
   CLI::Option* csv = sweep->add_option("--csv", opts->csv, "Write the kept points (or all with --csv-all) to a CSV file");
   sweep->add_flag("--csv-all", opts->csv_all, "With --csv: every evaluated point")->needs(csv);
-  sweep->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  add_format_option(*sweep, opts->format);
   sweep->add_option("--threads", opts->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(1, max_threads()));
   sweep->add_option("--simulate-top", opts->simulate_top, "Re-score the best N layouts with the step simulator")

@@ -1,4 +1,5 @@
-// Shared pieces of the command-line set-up: validators and the global work limits (cli_setup.h).
+// Shared pieces of the command-line set-up: validators, the options several subcommands take and the
+// global work limits (cli_setup.h).
 #include "cli_setup.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "work_limits.h"
 
@@ -28,6 +30,17 @@ CLI::Validator finite_range(double lo, double hi) {
 }
 
 int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void add_scenario_options(CLI::App& cmd, std::string& scenario, std::string& profile, std::vector<std::string>& sets,
+                          const std::string& set_example) {
+  cmd.add_option("scenario", scenario, "Scenario YAML (default: the built-in scenario)");
+  cmd.add_option("--profile", profile, "Hardware profile YAML");
+  cmd.add_option("--set", sets, "Override a key: --set " + set_example + " (repeatable)");
+}
+
+void add_format_option(CLI::App& cmd, std::string& format) {
+  cmd.add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+}
 
 std::function<void()> add_work_limit_options(CLI::App& app) {
   WorkLimits& limits = work_limits();

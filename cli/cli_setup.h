@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace tp {
@@ -19,6 +20,13 @@ using CliCommands = std::vector<CliCommand>;
 CLI::Validator finite_range(double lo, double hi);
 // Worker threads: 1 ... 4 x the hardware threads (more only adds memory and switching).
 int max_threads();
+
+// The scenario inputs of evaluate and simulate: the optional scenario positional (the built-in scenario when
+// absent), --profile and the repeatable --set, whose help shows `set_example` (key=value).
+void add_scenario_options(CLI::App& cmd, std::string& scenario, std::string& profile, std::vector<std::string>& sets,
+                          const std::string& set_example);
+// --format: table or json.
+void add_format_option(CLI::App& cmd, std::string& format);
 
 // The global limits (--max-input-mib ... --max-points); returns the step that applies them after parsing.
 std::function<void()> add_work_limit_options(CLI::App& app);

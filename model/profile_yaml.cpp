@@ -210,13 +210,7 @@ HardwareProfile load_profile(const std::string& path, const GpuSpec& gpu) {
 }
 
 HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(SourceLocation{name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
-  return profile_from_node(root, name, gpu);
+  return profile_from_node(parse_yaml_text(text, name), name, gpu);
 }
 
 std::string profile_yaml(const HardwareProfile& p) {

@@ -6,70 +6,11 @@
 
 #include "attention_flops.h"
 #include "kernel_class.h"
+#include "op_builders.h"
 #include "op_graph_comm.h"
 #include "op_graph_kernels.h"
 
 namespace tp {
-namespace {
-
-double norm_params(const ModelSpec& m) {
-  return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
-}
-
-Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::norm;
-  op.block = block;
-  op.params_replicated = norm_params(m);
-  op.flops_split = TpSplit::seq_tp;
-  op.saved_bytes = s * static_cast<double>(m.hidden) * saved_per_element;  // its input (and eager copies)
-  op.saved_split = TpSplit::seq_tp;
-  op.bytes_moved = 2.0 * s * static_cast<double>(m.hidden) * bpv;  // read x, write y
-  return op;
-}
-
-// A GEMM y = x W with W of shape in x out, applied to `tokens` tokens; `copies` parallel matrices
-// (experts). Column-parallel GEMMs split the output, row-parallel ones the input; either way the
-// weight is divided by tp. Row-parallel biases are replicated.
-Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
-           double saved_input_bytes, TpSplit saved_split, double copies = 1.0) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::gemm;
-  op.block = block;
-  op.params_split = copies * in * out;
-  if (bias) {
-    if (row_parallel) op.params_replicated = copies * out;
-    else op.params_split += copies * out;
-  }
-  op.gemm_rows = in;
-  op.gemm_cols = out;
-  op.gemm_count = copies;
-  op.row_parallel = row_parallel;
-  op.fwd_flops = 2.0 * tokens * in * out;  // per token: in x out MACs
-  op.bwd_flops = 2.0 * op.fwd_flops;       // input gradient + weight gradient
-  op.saved_bytes = saved_input_bytes;
-  op.saved_split = saved_split;
-  op.bytes_moved = 2.0 * (tokens * in + copies * in * out + tokens * out);  // 16-bit operands
-  return op;
-}
-
-Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved = 0.0) {
-  Op op;
-  op.bytes_moved = moved;
-  op.name = name;
-  op.kind = OpKind::elementwise;
-  op.block = block;
-  op.flops_split = split;
-  op.saved_bytes = saved;
-  op.saved_split = split;
-  return op;
-}
-
-double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
-
-}  // namespace
 
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention) {
   TrainingSpec t;
@@ -83,6 +24,9 @@ OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp) {
 }
 
 namespace {
+
+// The first MLP GEMM's width in units of the FFN size: SwiGLU's gate and up projections, or one.
+double fc1_width(Activation a) { return a == Activation::swiglu ? 2.0 : 1.0; }
 
 // What every block builder needs: the model, the framework's saved-tensor rules and the per-sequence
 // sizes derived from them (one sequence of s tokens, unsplit).
@@ -200,9 +144,7 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   add_ep_all_to_all(L, "ep_dispatch", k * x.act_bytes);
   Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
                    cap * routed * h * bpv, TpSplit::none, e);
-  fc1.expert = true;
-  fc1.fwd_flops = 2.0 * routed * h * fc1_width(m.activation) * f;  // active experts only
-  fc1.bwd_flops = 2.0 * fc1.fwd_flops;
+  fc1.expert = true;  // FLOPs over the routed tokens: active experts only
   L.push_back(fc1);
   Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
                           TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
@@ -210,8 +152,6 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   L.push_back(act);
   Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
   fc2.expert = true;
-  fc2.fwd_flops = 2.0 * routed * f * h;
-  fc2.bwd_flops = 2.0 * fc2.fwd_flops;
   L.push_back(fc2);
   add_ep_all_to_all(L, "ep_combine", k * x.act_bytes);
   // Combining the expert outputs weighted by the router probabilities keeps the outputs.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernel_class.h"
+#include "op_builders.h"
 #include "op_graph_comm.h"
 
 namespace tp {
@@ -13,13 +14,7 @@ namespace {
 // One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
 // only, moving `bytes` (unsplit) split as `split` over the TP ranks.
 Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
-  Op op;  // an elementwise op that keeps nothing for backward
-  op.bytes_moved = bytes;
-  op.name = name;
-  op.kind = OpKind::elementwise;
-  op.block = block;
-  op.flops_split = split;
-  op.saved_split = split;
+  Op op = elementwise_op(name, block, 0.0, split, bytes);  // keeps nothing for backward
   op.expert = expert;
   set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
   op.forward_share = forward ? 1.0 : 0.0;
@@ -68,13 +63,8 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
       const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
                            : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
                                                       : 1.0;
-      Op cast;
-      cast.name = "autocast_cast";
-      cast.kind = OpKind::elementwise;
-      cast.block = op.block;
-      cast.flops_split = TpSplit::seq_tp;
-      cast.saved_split = TpSplit::seq_tp;
-      cast.bytes_moved = reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0);
+      Op cast = elementwise_op("autocast_cast", op.block, 0.0, TpSplit::seq_tp,
+                               reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0));
       set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
       out.push_back(cast);
     }

@@ -106,23 +106,25 @@ PassTimes kernel_class_op_time(const Op& op, const OpTimeContext& c, double laun
 OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
   OpTimes t;
   const double launch = c.hw.kernel_launch.value;
+  // Adds an op's pass times to the layer's and returns them for the part they also count in.
+  auto add = [&t](PassTimes x) {
+    t.fwd += x.fwd;
+    t.bwd += x.bwd;
+    return x;
+  };
   for (const Op& op : ops) {
     const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
                          c.b / c.cp;
     const double mem_time = moved / c.bw;
     switch (op.kind) {
       case OpKind::gemm: {
-        const PassTimes x = gemm_op_time(op, c, launch, mem_time);
-        t.fwd += x.fwd;
-        t.bwd += x.bwd;
+        const PassTimes x = add(gemm_op_time(op, c, launch, mem_time));
         t.gemm_fwd += x.fwd;
         t.gemm_bwd += x.bwd;
         break;
       }
       case OpKind::attention_core: {
-        const PassTimes x = attention_op_time(op, c, launch, mem_time);
-        t.fwd += x.fwd;
-        t.bwd += x.bwd;
+        const PassTimes x = add(attention_op_time(op, c, launch, mem_time));
         t.attention += x.fwd;
         t.attention_core_fwd += x.fwd;
         break;
@@ -131,13 +133,11 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
       default: {
         if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
         if (op.kernel_class >= 0) {
-          const PassTimes x = kernel_class_op_time(op, c, launch, moved);
-          t.fwd += x.fwd;
-          t.bwd += x.bwd;
+          add(kernel_class_op_time(op, c, launch, moved));
           break;
         }
-        t.fwd += op.forward_share * mem_time + launch;
-        t.bwd += op.backward_share * mem_time + launch;  // twice the forward's bytes unless the op counts its own
+        // The backward moves twice the forward's bytes unless the op counts its own.
+        add({op.forward_share * mem_time + launch, op.backward_share * mem_time + launch});
         if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
         break;
       }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "error_test_support.h"
+#include "hardware_profile.h"
 #include "scenario.h"
 
 namespace tp {
@@ -384,6 +385,20 @@ TEST(InputErrors, FileSyntaxErrorNamesTheFileAndPosition) {
     EXPECT_GT(e.where().line, 0);
   }
   std::filesystem::remove(path);
+}
+
+// A profile given as text reports a syntax error as a profile file does (model/scenario.h parse_yaml_text):
+// the label, line and column, and "YAML syntax error".
+TEST(InputErrors, ProfileTextSyntaxErrorNamesTheLabelAndPosition) {
+  const GpuSpec& gpu = Catalog::builtin().gpu("h100-sxm-80gb", {}, "gpu");
+  try {
+    (void)load_profile_text("gpu: h100-sxm-80gb\ngemm: {bf16: {efficiency: 0.7}\n", "p.yaml", gpu);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), StartsWith("p.yaml:"));
+    EXPECT_THAT(e.what(), HasSubstr("YAML syntax error"));
+    EXPECT_GE(e.where().line, 2);
+  }
 }
 
 }  // namespace

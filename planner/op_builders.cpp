@@ -1,0 +1,62 @@
+// Constructors of the op graph's GEMM, norm and elementwise entries (planner/op_builders.h).
+#include "op_builders.h"
+
+namespace tp {
+namespace {
+
+// Norm weights: LayerNorm has a gain and a bias per hidden unit, RMSNorm a gain only.
+double norm_params(const ModelSpec& m) {
+  return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
+}
+
+}  // namespace
+
+Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
+           double saved_input_bytes, TpSplit saved_split, double copies) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.block = block;
+  op.params_split = copies * in * out;
+  if (bias) {
+    if (row_parallel) op.params_replicated = copies * out;
+    else op.params_split += copies * out;
+  }
+  op.gemm_rows = in;
+  op.gemm_cols = out;
+  op.gemm_count = copies;
+  op.row_parallel = row_parallel;
+  op.fwd_flops = 2.0 * tokens * in * out;  // per token: in x out MACs
+  op.bwd_flops = 2.0 * op.fwd_flops;       // input gradient + weight gradient
+  op.saved_bytes = saved_input_bytes;
+  op.saved_split = saved_split;
+  op.bytes_moved = 2.0 * (tokens * in + copies * in * out + tokens * out);  // 16-bit operands
+  return op;
+}
+
+Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::norm;
+  op.block = block;
+  op.params_replicated = norm_params(m);
+  op.flops_split = TpSplit::seq_tp;
+  op.saved_bytes = s * static_cast<double>(m.hidden) * saved_per_element;  // its input (and eager copies)
+  op.saved_split = TpSplit::seq_tp;
+  op.bytes_moved = 2.0 * s * static_cast<double>(m.hidden) * bpv;  // read x, write y
+  return op;
+}
+
+Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.block = block;
+  op.flops_split = split;
+  op.saved_bytes = saved;
+  op.saved_split = split;
+  op.bytes_moved = moved;
+  return op;
+}
+
+}  // namespace tp

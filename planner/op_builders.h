@@ -1,0 +1,28 @@
+// The constructors of the op graph's common entries (planner/op_graph.h): GEMMs, norms and elementwise
+// (memory-bound) ops, each from the sizes that define it. The graph builders (op_graph.cpp,
+// op_graph_kernels.cpp) build every such op through these, so each op kind's parameters, FLOPs and
+// traffic are written once. Formulas and sources: docs/model.md §2-3 (parameters and FLOPs) and §5
+// (activation memory).
+#pragma once
+
+#include "op_graph.h"
+#include "specs.h"
+
+namespace tp {
+
+// A GEMM y = x W with W of shape `in` x `out`, applied to `tokens` tokens; `copies` parallel matrices
+// (experts). Column-parallel GEMMs split the output, row-parallel ones (`row_parallel`) the input; either
+// way the weight is divided by tp. Row-parallel biases are replicated. Keeps `saved_input_bytes` split as
+// `saved_split`; its traffic counts 16-bit operands.
+Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
+           double saved_input_bytes, TpSplit saved_split, double copies = 1.0);
+
+// The norm of `m` (LayerNorm: weight and bias; RMSNorm: weight) over `s` tokens stored at `bpv` bytes per
+// value, keeping `saved_per_element` bytes per element of its input; reads x and writes y.
+Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element);
+
+// A memory-bound elementwise op without parameters or FLOPs: keeps `saved` bytes and moves `moved` bytes
+// in the forward, both split as `split` over the TP ranks.
+Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved = 0.0);
+
+}  // namespace tp
