@@ -258,6 +258,8 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   g.vocab = vocab;
   g.layer_input_bytes = x.s * x.h * r.residual;
   g.layer.reserve(48);
+  g.embedding.reserve(4);  // embedding, its norm and dropout
+  g.head.reserve(8);       // final norm, output layer, loss and the eager casts around them
   add_attention_block(g.layer, x);
   add_mlp_block(g.layer, x);
   finish_layer(g.layer, x);
