@@ -1,7 +1,5 @@
 #include "op_graph.h"
 
-#include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "attention_flops.h"
@@ -84,6 +82,18 @@ void add_attention_core(std::vector<Op>& L, const Sizes& x) {
 }
 
 // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
+// Rotary embedding of Q and K after the qkv GEMM: reads and writes both (it keeps nothing: cos/sin are
+// recomputed). Eager code runs `rotate_half`'s kernel chain (its kernel classes); Megatron-Core's fused RoPE
+// (apply_rope_fusion, on by default: Transformer Engine's fused_apply_rotary_pos_emb) one pass, whose
+// backward rotates the incoming gradient the same way, reading and writing as many bytes as the forward.
+void add_rotary(std::vector<Op>& L, const Sizes& x) {
+  const SavedTensorRules& r = x.r;
+  Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
+  if (r.eager_kernels) set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
+  else rope.backward_share = 1.0;
+  L.push_back(rope);
+}
+
 void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   const ModelSpec& m = x.m;
   const SavedTensorRules& r = x.r;
@@ -93,6 +103,7 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   add_tp_input_operator(L, Block::attention, x.act_bytes);
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
+  if (m.position == Position::rope) add_rotary(L, x);
   add_cp_kv_exchange(L, s * 2.0 * kv_dim * bpv);
   add_attention_core(L, x);
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
@@ -168,24 +179,10 @@ void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
   L.push_back(elementwise_op("mlp_residual", Block::mlp, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask)));
 }
 
-// What the layer code adds around the blocks: eager RoPE and kernel classes, the GEMMs' dtype and FP8
+// What the layer code adds around the blocks: eager kernel classes, the GEMMs' dtype and FP8
 // training's quantization kernels.
 void finish_layer(std::vector<Op>& L, const Sizes& x) {
   const SavedTensorRules& r = x.r;
-  if (x.m.position == Position::rope) {
-    // Rotary embedding of Q and K: reads and writes both (it keeps nothing: cos/sin are recomputed).
-    Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
-    if (r.eager_kernels) {
-      set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
-    } else {
-      // Megatron-Core's fused RoPE (apply_rope_fusion, on by default: Transformer Engine's
-      // fused_apply_rotary_pos_emb, one pass; its backward rotates the incoming gradient the same way,
-      // reading and writing as many bytes as the forward).
-      rope.backward_share = 1.0;
-    }
-    auto qkv = std::find_if(L.begin(), L.end(), [](const Op& op) { return std::strcmp(op.name, "qkv") == 0; });
-    L.insert(qkv + 1, rope);  // after the qkv GEMM
-  }
   if (r.eager_kernels) apply_eager_kernels(L, x.m, r, x.s);
   for (Op& op : L) {
     // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
