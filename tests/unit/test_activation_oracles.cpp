@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "estimate.h"
+#include "tests/op_lookup.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -179,10 +180,8 @@ TEST(Activations, SwigluKeepsGateAndUpUnderMegatronAndThreeTensorsEager) {
                                 "training: {sequence_length: 1024, global_batch: 8, micro_batch: 1, framework: " +
                                 framework + "}\nparallel: {tp: 1, pp: 1}\n");
     const OpGraph g = build_op_graph(s.model, s.training, 1);
-    for (const Op& op : g.layer) {
-      if (std::string(op.name) == "swiglu") return op.saved_bytes;
-    }
-    return -1.0;
+    const Op* swiglu = test::find_layer_op(g, "swiglu");
+    return swiglu != nullptr ? swiglu->saved_bytes : -1.0;
   };
   EXPECT_DOUBLE_EQ(activation_saved("megatron"), 1024.0 * 2 * 11008 * 2);
   EXPECT_DOUBLE_EQ(activation_saved("pytorch"), 1024.0 * 3 * 11008 * 2);

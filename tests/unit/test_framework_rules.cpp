@@ -4,10 +4,9 @@
 // fp32 master weights and fp32 Adam states (4 + 8 B per parameter); autocast keeps fp32 parameters.
 #include <gtest/gtest.h>
 
-#include <string>
-
 #include "errors.h"
 #include "estimate.h"
+#include "tests/op_lookup.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -62,10 +61,7 @@ TEST(FrameworkRules, MegatronRotatesQueryAndKeyInOneFusedPass) {
   // 2 (read + write) x 1024 x (4096 + 4096) x 2 B = 33,554,432 B and the backward as much; nothing is kept.
   const Scenario s = test::scenario(kBase);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  const Op* rope = nullptr;
-  for (const Op& op : g.layer) {
-    if (std::string(op.name) == "rotary") rope = &op;
-  }
+  const Op* rope = test::find_layer_op(g, "rotary");
   ASSERT_NE(rope, nullptr);
   EXPECT_DOUBLE_EQ(rope->bytes_moved, 2.0 * 1024 * (4096 + 4096) * 2);
   EXPECT_DOUBLE_EQ(rope->forward_share, 1.0);

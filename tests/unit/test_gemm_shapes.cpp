@@ -5,19 +5,17 @@
 // dW[in x out] = X^T[in x tokens] dY[tokens x out].
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 #include "gemm_shapes.h"
 #include "op_graph.h"
+#include "tests/op_lookup.h"
 #include "tests/test_support.h"
 
 namespace tp {
 namespace {
 
 const Op& op_named(const OpGraph& g, const char* name) {
-  for (const Op& op : g.layer) {
-    if (std::strcmp(op.name, name) == 0) return op;
-  }
+  if (const Op* op = test::find_layer_op(g, name)) return *op;
   ADD_FAILURE() << name;
   return g.layer.front();
 }

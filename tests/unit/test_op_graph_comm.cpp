@@ -18,6 +18,7 @@
 #include "op_times.h"
 #include "step_time.h"
 #include "tp_overlap.h"
+#include "tests/op_lookup.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -129,14 +130,12 @@ TEST(OpGraphComm, MoePermutesTheTopKCopiesBeforeTheDispatch) {
   // the ep_dispatch all-to-all; its backward adds the copies back, as many bytes; it keeps no activation.
   const Scenario s = test::scenario(kSmallMoe);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  int permute = -1, dispatch = -1;
-  for (int i = 0; i < static_cast<int>(g.layer.size()); ++i) {
-    if (std::strcmp(g.layer[i].name, "expert_permute") == 0) permute = i;
-    if (std::strcmp(g.layer[i].name, "ep_dispatch") == 0) dispatch = i;
-  }
-  ASSERT_GE(permute, 0);
-  EXPECT_LT(permute, dispatch);
-  const Op& op = g.layer[static_cast<size_t>(permute)];
+  const Op* permute = test::find_layer_op(g, "expert_permute");
+  const Op* dispatch = test::find_layer_op(g, "ep_dispatch");
+  ASSERT_NE(permute, nullptr);
+  ASSERT_NE(dispatch, nullptr);
+  EXPECT_LT(permute, dispatch);  // earlier in the layer's list
+  const Op& op = *permute;
   EXPECT_DOUBLE_EQ(op.bytes_moved, 2.0 * (2 * 512) * 1024 * 2);
   EXPECT_DOUBLE_EQ(op.backward_share, 1.0);
   EXPECT_DOUBLE_EQ(op.saved_bytes, 0.0);
