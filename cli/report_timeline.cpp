@@ -26,21 +26,23 @@ int kind_series(sim::TaskKind k) {
     case TaskKind::backward:
     case TaskKind::backward_input: return 1;
     case TaskKind::send_forward:
-    case TaskKind::send_backward: return 2;
+    case TaskKind::send_backward:
+    case TaskKind::step_end_sync: return 2;
     case TaskKind::backward_weight: return 3;
     case TaskKind::dp_reduce:
     case TaskKind::dp_gather:
     case TaskKind::zero3_gather_forward:
     case TaskKind::zero3_gather_backward: return 4;
     case TaskKind::collective_forward:
-    case TaskKind::collective_backward: return 5;
+    case TaskKind::collective_backward:
+    case TaskKind::sp_grad_sync: return 5;
     case TaskKind::recompute: return 6;
     case TaskKind::optimizer: return 7;
   }
   return 7;
 }
 
-const char* kKindNames[8] = {"F forward",          "B backward",          "PP send (link)",
+const char* kKindNames[8] = {"F forward",          "B backward",          "PP send / tied-embedding sync (link)",
                              "W weight gradient",  "DP reduce / gather (link)", "TP/CP/EP collectives",
                              "R recompute",        "optimizer"};
 

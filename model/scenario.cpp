@@ -157,7 +157,7 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   s.training = read_section(r, "training", read_training);
   s.parallel = read_section(r, "parallel", read_parallel);
   s.costs = read_section(r, "costs", read_costs);
-  s.memory = read_section(r, "memory", read_memory);
+  s.memory = read_section(r, "memory", [&](MapReader& m) { return read_memory(m, s.training.framework); });
   s.profile = r.string("profile", "");
   if (!s.profile.empty() && s.profile.front() != '/') {
     // Relative to the scenario file's folder, like an include.

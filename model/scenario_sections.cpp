@@ -46,14 +46,33 @@ void read_loss_and_fp8_recipe(MapReader& r, TrainingSpec& t) {
   t.fused_loss = r.boolean("fused_loss", t.fused_loss);
   // Megatron's fused loss is Transformer Engine's parallel_cross_entropy, written and tested for bf16 and
   // fp32 logits only (transformer_engine/pytorch/cross_entropy.py; tests/pytorch/test_parallel_cross_entropy.py).
-  if (t.fused_loss && t.framework == Framework::megatron && t.precision == Precision::fp16) {
-    r.fail("fused_loss", "megatron's fused cross-entropy (Transformer Engine parallel_cross_entropy) takes bf16 or "
-                         "fp32 logits; training.precision fp16 gives fp16 logits");
+  if (t.fused_loss && layer_code_of(t) == LayerCode::fused && t.precision == Precision::fp16) {
+    r.fail("fused_loss", "the fused layer code's cross-entropy (Transformer Engine parallel_cross_entropy) takes bf16 "
+                         "or fp32 logits; training.precision fp16 gives fp16 logits");
   }
   t.fp8_recipe = r.choice("fp8_recipe", t.fp8_recipe, {{"delayed", Fp8Recipe::delayed}, {"current", Fp8Recipe::current}});
   if (r.has("fp8_recipe") && t.precision != Precision::fp8) {
     r.fail("fp8_recipe", std::string("is the FP8 scaling recipe; only valid with training.precision: fp8 (here ") +
                              to_string(t.precision) + ")");
+  }
+}
+
+// training.layer_code (docs/scenario-reference.md), after framework, autocast and compile: absent, the
+// framework's own. Fused code is Megatron's model with 16-bit weights: torch.autocast (fp32 weights cast per
+// module) and torch.compile (Inductor fusing eager elementwise chains) are settings of eager PyTorch modules,
+// and the fused code's rules (planner/framework_rules.cpp) model neither, so both are refused with it.
+void read_layer_code(MapReader& r, TrainingSpec& t) {
+  if (r.has("layer_code")) {
+    t.layer_code = r.choice("layer_code", LayerCode::fused, {{"fused", LayerCode::fused}, {"eager", LayerCode::eager}});
+  }
+  if (layer_code_of(t) != LayerCode::fused) return;
+  if (t.autocast) {
+    r.fail("layer_code", "fused layer code (Megatron's model, Transformer Engine kernels) keeps 16-bit weights; "
+                         "training.autocast: true is a setting of eager PyTorch modules (use layer_code: eager)");
+  }
+  if (t.compile) {
+    r.fail("layer_code", "fused layer code runs its own fused kernels; training.compile: true (torch.compile) "
+                         "fuses eager PyTorch modules (use layer_code: eager)");
   }
 }
 
@@ -87,7 +106,6 @@ TrainingSpec read_training(MapReader& r) {
                           {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
   t.autocast = r.boolean("autocast", t.autocast);
   t.compile = r.boolean("compile", t.compile);
-  read_loss_and_fp8_recipe(r, t);
   if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
     r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
                            " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");
@@ -95,6 +113,8 @@ TrainingSpec read_training(MapReader& r) {
   if (t.compile && t.framework != Framework::pytorch && t.framework != Framework::fsdp) {
     r.fail("compile", std::string("is a torch.compile setting; ") + to_string(t.framework) + " does not use it");
   }
+  read_layer_code(r, t);
+  read_loss_and_fp8_recipe(r, t);
   // Plain PyTorch keeps no master copy: a model cast to 16 bits trains in 16 bits, and under autocast
   // the fp32 parameters are the master (PyTorch AMP docs, "Automatic Mixed Precision").
   const bool own_master = t.framework == Framework::pytorch || t.autocast;
@@ -221,7 +241,23 @@ CostSpec read_costs(MapReader& r) {
   return c;
 }
 
-MemorySettings read_memory(MapReader& r) {
+// A DeepSpeed ZeRO-3 setting (ds_config zero_optimization.stage3_*, deepspeed/runtime/zero/config.py), a
+// parameter count; absent = the framework's default. Only DeepSpeed has them: FSDP gathers whole units,
+// Megatron's distributed optimizer gathers no parameters per module (docs/model.md §15).
+namespace {
+std::optional<double> read_zero3_setting(MapReader& r, const char* key, const char* ds_key, Framework framework,
+                                         double min) {
+  if (!r.has(key)) return std::nullopt;
+  if (framework != Framework::deepspeed) {
+    r.fail(key, std::string("is DeepSpeed's ") + ds_key + "; framework " + to_string(framework) +
+                    " has no such setting (set training.framework: deepspeed or remove the key)");
+  }
+  constexpr double kMaxParameterCount = 1e15;  // far above any model's parameters; keeps sums finite
+  return at_most(r, key, r.quantity(key, Dim::count, 0.0, min), kMaxParameterCount);
+}
+}  // namespace
+
+MemorySettings read_memory(MapReader& r, Framework framework) {
   MemorySettings m;
   m.cuda_context =
       Bytes(at_most(r, "cuda_context", r.quantity("cuda_context", Dim::bytes, m.cuda_context.value), kMaxBufferBytes));
@@ -230,6 +266,15 @@ MemorySettings read_memory(MapReader& r) {
   m.comm_bucket =
       Bytes(at_most(r, "comm_bucket", r.quantity("comm_bucket", Dim::bytes, m.comm_bucket.value), kMaxBufferBytes));
   m.zero3_prefetch_layers = static_cast<int>(r.integer("zero3_prefetch_layers", m.zero3_prefetch_layers, 0, 1000));
+  // The prefetch bucket is at least one parameter: 0 would stand for whole-layer gathers in the planner.
+  m.zero3_prefetch_bucket =
+      read_zero3_setting(r, "zero3_prefetch_bucket", "stage3_prefetch_bucket_size", framework, 1.0);
+  m.zero3_max_live_parameters =
+      read_zero3_setting(r, "zero3_max_live_parameters", "stage3_max_live_parameters", framework, 0.0);
+  m.zero3_max_reuse_distance =
+      read_zero3_setting(r, "zero3_max_reuse_distance", "stage3_max_reuse_distance", framework, 0.0);
+  m.zero3_persistence_threshold =
+      read_zero3_setting(r, "zero3_persistence_threshold", "stage3_param_persistence_threshold", framework, 0.0);
   return m;
 }
 

@@ -10,6 +10,6 @@ namespace tp {
 TrainingSpec read_training(MapReader& r);
 ParallelSpec read_parallel(MapReader& r);
 CostSpec read_costs(MapReader& r);
-MemorySettings read_memory(MapReader& r);
+MemorySettings read_memory(MapReader& r, Framework framework);
 
 }  // namespace tp

@@ -32,6 +32,10 @@ double element_bytes(Precision p) {
 
 double master_bytes(const TrainingSpec& t) { return t.master_weights && stored_bytes(t.precision) < 4.0 ? 4.0 : 0.0; }
 
+LayerCode default_layer_code(Framework f) { return f == Framework::megatron ? LayerCode::fused : LayerCode::eager; }
+
+LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(default_layer_code(t.framework)); }
+
 double stored_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
 
 const char* to_string(MeshDim d) {
@@ -97,5 +101,7 @@ const char* to_string(Framework f) {
   }
   return "?";
 }
+
+const char* to_string(LayerCode c) { return c == LayerCode::fused ? "fused" : "eager"; }
 
 }  // namespace tp

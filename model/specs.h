@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,15 @@ enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
 enum class RecomputeMode { none, selective, full, every };
 enum class OffloadTarget { none, cpu };
-// The training framework whose memory layout and kernels the plan follows (rules: planner/framework_rules.h).
+// The training framework whose model-state layout, sharding and optimizer the plan follows (rules:
+// planner/framework_rules.h); it also gives the default layer code (layer_code_of).
 enum class Framework { megatron, deepspeed, fsdp, pytorch };
+// The code the transformer layer runs (training.layer_code; planner/framework_rules.h, saved_tensor_rules):
+//  fused: Megatron's model code with its fused kernels -- Megatron-Core + Transformer Engine (fused norm+GEMM,
+//         bias-GeLU, SwiGLU, RoPE), or Megatron-DeepSpeed's megatron/model (apex fused LayerNorm, fused
+//         bias-GeLU, fused scale-mask-softmax, fused bias-dropout-add); vocab-parallel fp32 loss, padded vocabulary;
+//  eager: PyTorch modules as written (Hugging Face transformers, torchtitan): every op saves its own inputs.
+enum class LayerCode { fused, eager };
 // How FP8 training scales its tensors (Transformer Engine recipes): `delayed` takes each tensor's scale
 // from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
 // before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
@@ -44,6 +52,7 @@ const char* to_string(Optimizer o);
 const char* to_string(Schedule s);
 const char* to_string(RecomputeMode r);
 const char* to_string(Framework f);
+const char* to_string(LayerCode c);
 
 struct MoeSpec {
   int experts = 0;  // 0 = dense model
@@ -124,6 +133,8 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::adamw;
   bool flash_attention = true;
   Framework framework = Framework::megatron;
+  // training.layer_code as given; absent: the framework's own (layer_code_of).
+  std::optional<LayerCode> layer_code;
   bool autocast = false;  // torch.autocast: fp32 parameters, GEMMs in `precision` on cached 16-bit copies
   bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
   StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
@@ -138,6 +149,13 @@ struct TrainingSpec {
 // Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with
 // master_weights: fp32, else 0.
 double master_bytes(const TrainingSpec& t);
+
+// The layer code the framework runs when training.layer_code is not given: Megatron-LM's own model
+// (megatron/core/models/gpt, Transformer Engine layers) is fused; DeepSpeed, FSDP and plain PyTorch train
+// the user's PyTorch model, usually Hugging Face transformers or torchtitan: eager.
+LayerCode default_layer_code(Framework f);
+// The layer code a scenario runs: training.layer_code, or the framework's default.
+LayerCode layer_code_of(const TrainingSpec& t);
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;
@@ -216,6 +234,12 @@ struct MemorySettings {
   double headroom = 0.0;                   // capacity fraction kept free for the verdict
   Bytes comm_bucket = Bytes(25e6);         // gradient reduce / parameter gather bucket
   int zero3_prefetch_layers = 1;           // gathered layers ahead of the current one (ZeRO-3)
+  // DeepSpeed's ZeRO-3 settings (ds_config zero_optimization.stage3_*), parameter counts; absent = the
+  // framework's default (planner/framework_rules.h; resolved by zero3_settings_of in planner/framework_rules.h).
+  std::optional<double> zero3_prefetch_bucket;        // stage3_prefetch_bucket_size
+  std::optional<double> zero3_max_live_parameters;    // stage3_max_live_parameters
+  std::optional<double> zero3_max_reuse_distance;     // stage3_max_reuse_distance
+  std::optional<double> zero3_persistence_threshold;  // stage3_param_persistence_threshold
 };
 
 struct Scenario {

@@ -20,7 +20,15 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.groups[static_cast<int>(CommGroup::dp)] =
       group_shape(p.dp * p.cp, std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp)), gpn);
   l.groups[static_cast<int>(CommGroup::pp)] = group_shape(2, p.stride_of(MeshDim::pp), gpn);
+  // Megatron's embedding group: the first and last rank of each pipeline group (parallel_state.py,
+  // initialize_model_parallel, embedding_ranks = [ranks[0], ranks[-1]]). On one node when the pipeline
+  // group is, else on two.
+  const GroupShape pipeline = group_shape(p.pp, p.stride_of(MeshDim::pp), gpn);
+  const int ends = p.pp > 1 ? 2 : 1;
+  l.groups[static_cast<int>(CommGroup::pp_ends)] =
+      pipeline.nodes == 1 ? GroupShape{ends, ends, 1} : GroupShape{ends, 1, ends};
   l.tp = p.tp;
+  l.pp = p.pp;
   l.cp = p.cp;
   l.zero = p.zero;
   l.sp = p.sequence_parallel && p.tp > 1;
@@ -37,6 +45,8 @@ bool applies(const Comm& c, const CommLayout& l) {
     case CommWhen::zero1_or_2: return l.zero == 1 || l.zero == 2;
     case CommWhen::zero_any: return l.zero >= 1;
     case CommWhen::zero3: return l.zero >= 3;
+    case CommWhen::pipelined: return l.pp > 1;
+    case CommWhen::sequence_parallel: return l.sp;
   }
   return false;
 }
@@ -47,6 +57,8 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
     case CommBytes::gradients: return stage_parameters * element_bytes(l.grad_precision);
     case CommBytes::weights: return stage_parameters * stored_bytes(l.precision);
     case CommBytes::fixed: return c.bytes;
+    case CommBytes::parameter_gradients: return tp_share(c.bytes, c.split, l.tp, l.sp) * element_bytes(l.grad_precision);
+    case CommBytes::sequence_parallel_gradients: return stage_parameters * element_bytes(l.grad_precision);
   }
   return 0.0;
 }
@@ -166,6 +178,18 @@ PipelineComm pipeline_comm(const std::vector<Op>& step, const CommLayout& l, int
       if (pass == CommPass::forward) r.hop = hop;
       r.exposed += (pp - 1) * hop * v;
     }
+  }
+  return r;
+}
+
+StepEndComm step_end_comm(const std::vector<Op>& step, const CommLayout& l, int stage, double sequence_parallel_params) {
+  StepEndComm r;
+  for (const Op& op : step) {
+    if (op.kind != OpKind::collective || op.comm.overlap != CommOverlap::step_end) continue;
+    // The pipeline's ends: only the first and the last stage are in the group.
+    const bool ends = op.comm.group == CommGroup::pp_ends;
+    if (ends && stage != 0 && stage != l.pp - 1) continue;
+    (ends ? r.pp_ends : r.tp) += comm_seconds(op.comm, CommPass::backward, l, sequence_parallel_params);
   }
   return r;
 }

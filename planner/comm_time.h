@@ -18,16 +18,18 @@ namespace tp {
 struct CommLayout {
   Topology topo;
   GroupShape groups[kCommGroupCount];  // indexed by CommGroup
-  int tp = 1, cp = 1, zero = 0;
+  int tp = 1, cp = 1, pp = 1, zero = 0;
   bool sp = false;  // sequence parallelism on (and tp > 1)
   double b = 1;     // micro-batch, sequences
   Precision precision = Precision::bf16;
   Precision grad_precision = Precision::bf16;
-  const GroupShape& group(CommGroup g) const { return groups[static_cast<int>(g)]; }
+  const GroupShape& group(CommGroup g) const& { return groups[static_cast<int>(g)]; }
+  GroupShape group(CommGroup g) && { return groups[static_cast<int>(g)]; }  // a copy from a temporary
 };
 
 // Topology from the cluster and the profile's link efficiencies; groups in the placement's order
-// (TP innermost, then CP, EP inside DP, DP, PP outermost). The gradient group spans dp x cp.
+// (TP innermost, then CP, EP inside DP, DP, PP outermost). The gradient group spans dp x cp. The pipeline's
+// ends (first and last stage) share a node only when the whole pipeline group does.
 CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw);
 
 // Whether an entry runs in this layout (ZeRO stage).
@@ -35,7 +37,8 @@ bool applies(const Comm& c, const CommLayout& l);
 
 // Bytes of ONE collective of the entry on one GPU, in the size convention of planner/collectives.h:
 // activations per micro-batch (the entry's bytes split per its rule, divided by cp, x micro-batch);
-// gradients and weights of `stage_parameters`.
+// gradients and weights of `stage_parameters` (sequence_parallel_gradients: the stage's sequence-parallel
+// parameters).
 double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters = 0.0);
 
 // Seconds of the entry's collectives of one pass per micro-batch (count x (group - 1 when per peer) x
@@ -61,5 +64,16 @@ struct PipelineComm {
   double exposed = 0;
 };
 PipelineComm pipeline_comm(const std::vector<Op>& step, const CommLayout& l, int pp, double v);
+
+// Seconds of the step's end-of-step collectives (CommOverlap::step_end: after the gradient reduce, before
+// the optimizer, nothing to hide behind) that the ranks of pipeline stage `stage` take part in: the tied
+// embedding's gradient all-reduce runs on the first and the last stage only; the sequence-parallel
+// gradient all-reduce on every stage, over its `sequence_parallel_params` (sequence_parallel_parameters).
+struct StepEndComm {
+  double tp = 0;       // over the TP group (sequence-parallel gradients)
+  double pp_ends = 0;  // between the first and the last stage (tied embedding)
+  double total() const { return tp + pp_ends; }
+};
+StepEndComm step_end_comm(const std::vector<Op>& step, const CommLayout& l, int stage, double sequence_parallel_params = 0.0);
 
 }  // namespace tp

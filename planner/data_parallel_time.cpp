@@ -62,6 +62,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     // Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the
     // last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
     const FrameworkRules& fw = framework_rules(s.training.framework);
+    const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
     Zero3Inputs z;
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
@@ -72,10 +73,10 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.backward = worst_b;
     z.overlap_gather = p.overlap_param_gather;
     z.overlap_reduce = p.overlap_grad_reduce;
-    z.live_limit = fw.zero3_live_parameters;
-    z.reuse_limit = fw.zero3_reuse_distance;
+    z.live_limit = zero3.live_parameters;
+    z.reuse_limit = zero3.reuse_distance;
     z.recompute_pass = fw.recompute_regathers && p.recompute.mode == RecomputeMode::full;
-    const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, fw.zero3_persistence_threshold);
+    const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
     dp_exposed = zero3_exposed(z, modules.view());
   }
   r.exposed = dp_exposed;

@@ -10,7 +10,8 @@ namespace {
 //   (fused norm+GEMM and activation kernels: one pass each), tensor_parallel/cross_entropy.py (fp32 loss).
 // - deepspeed: deepspeed/runtime/zero/stage_1_and_2.py and stage3.py (fp32 partitions of parameters and
 //   Adam states, gradient partitions kept across steps); the layer code is the user's PyTorch model,
-//   usually Hugging Face transformers (https://huggingface.co/docs/transformers/deepspeed).
+//   usually Hugging Face transformers (https://huggingface.co/docs/transformers/deepspeed), eager by default;
+//   Megatron-DeepSpeed's fused Megatron layer is training.layer_code: fused.
 // - fsdp: torch/distributed/fsdp/_fully_shard (FSDP2: sharded fp32 parameters, MixedPrecisionPolicy
 //   param_dtype bf16 gathered per layer, gradients freed by zero_grad); torchtitan models/llama3/model.py
 //   (eager RMSNorm, separate wq/wk/wv and w1/w3 Linear modules, SDPA).
@@ -28,15 +29,15 @@ constexpr double kSdpaFlash2 = 0.61;
 const FrameworkRules kRules[] = {
     {.framework = Framework::megatron,
      .name = "megatron",
-     .layer_code = LayerCode::fused,
      .persistent_gradients = true,
      .default_state_precision = StatePrecision::fp32,
      .attention_throughput = 1.0,
+     .adamw_class_optimizer = false,
      .source = "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py",
-     .vocab_multiple = 128},
+     .tied_embedding_grad_sync = true,
+     .sequence_parallel_grad_sync = true},
     {.framework = Framework::deepspeed,
      .name = "deepspeed",
-     .layer_code = LayerCode::eager,
      .persistent_gradients = true,
      .default_state_precision = StatePrecision::fp32,
      .attention_throughput = kSdpaFlash2,
@@ -46,17 +47,16 @@ const FrameworkRules kRules[] = {
      .zero3_reuse_distance = 1e9,
      .reduce_every_micro_batch = true,
      .recompute_regathers = true,
-     .zero3_persistence_threshold = 1e5},
+     .zero3_persistence_threshold = 1e5,
+     .tied_embedding_grad_sync = true},
     {.framework = Framework::fsdp,
      .name = "fsdp",
-     .layer_code = LayerCode::eager,
      .persistent_gradients = false,
      .default_state_precision = StatePrecision::fp32,
      .attention_throughput = kSdpaFlash2,
      .source = "FSDP2 fully_shard + torchtitan models/llama3/model.py"},
     {.framework = Framework::pytorch,
      .name = "pytorch",
-     .layer_code = LayerCode::eager,
      .persistent_gradients = false,
      .default_state_precision = StatePrecision::same,
      .attention_throughput = kSdpaFlash2,
@@ -182,8 +182,19 @@ const FrameworkRules& framework_rules(Framework f) {
   return kRules[0];
 }
 
-std::int64_t padded_vocab(std::int64_t vocab, Framework f, int tp) {
-  const std::int64_t multiple = static_cast<std::int64_t>(framework_rules(f).vocab_multiple) * tp;
+Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {
+  Zero3Settings z;
+  z.prefetch_parameters = m.zero3_prefetch_bucket.value_or(fw.zero3_prefetch_parameters);
+  z.live_parameters = m.zero3_max_live_parameters.value_or(fw.zero3_live_parameters);
+  z.reuse_distance = m.zero3_max_reuse_distance.value_or(fw.zero3_reuse_distance);
+  z.persistence_threshold = m.zero3_persistence_threshold.value_or(fw.zero3_persistence_threshold);
+  return z;
+}
+
+int vocab_multiple(LayerCode code) { return code == LayerCode::fused ? 128 : 0; }
+
+std::int64_t padded_vocab(std::int64_t vocab, LayerCode code, int tp) {
+  const std::int64_t multiple = static_cast<std::int64_t>(vocab_multiple(code)) * tp;
   if (multiple <= 1) return vocab;
   return (vocab + multiple - 1) / multiple * multiple;  // _vocab_size_with_padding: up to the next multiple
 }
@@ -193,8 +204,12 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.fp8_recipe = t.fp8_recipe;
   const double bpv = stored_bytes(t.precision);
   const bool swiglu = m.activation == Activation::swiglu;
-  if (framework_rules(t.framework).layer_code == LayerCode::fused) {
-    // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss.
+  if (layer_code_of(t) == LayerCode::fused) {
+    // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss. The same
+    // for Megatron-DeepSpeed's layer, Megatron-LM's forked (2022-07, megatron/model/transformer.py
+    // ParallelTransformerLayer: MixedFusedLayerNorm, bias_gelu_impl, FusedScaleMaskSoftmax,
+    // bias_dropout_add_fused_train), whose loss is the same vocab-parallel cross-entropy on .float() logits
+    // (megatron/mpu/cross_entropy.py: max, sub_, exp(out=), sum, div_).
     r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
     // The fused activation keeps its input only: bias-GeLU the fc1 output (K22), SwiGLU the fc1 output of
     // width 2f, gate and up together (Megatron-Core fusions/fused_bias_swiglu.py, SwiGLUFunction.forward:

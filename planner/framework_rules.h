@@ -2,6 +2,8 @@
 // each rule citing the code or documentation it was read from (docs/model.md, "Frameworks").
 // The op graph (saved tensors, loss), the memory estimate (dtypes, gradient lifetime) and the
 // step time (memory passes of non-GEMM ops) consult this table instead of testing the framework.
+// The layer's own code (fused or eager, model/specs.h LayerCode) is the scenario's training.layer_code,
+// read through layer_code_of(); the framework keeps the model states, their sharding and the optimizer.
 #pragma once
 
 #include <cstdint>
@@ -11,23 +13,22 @@
 
 namespace tp {
 
-// How a framework's layer code keeps tensors for backward.
-enum class LayerCode {
-  fused,  // Megatron-Core + Transformer Engine: fused norm+GEMM, bias-GeLU, SwiGLU, vocab-parallel loss
-  eager,  // PyTorch modules as written (Hugging Face transformers, torchtitan): every op saves its own inputs
-};
-
 struct FrameworkRules {
   Framework framework = Framework::megatron;
   const char* name = "";
-  LayerCode layer_code = LayerCode::fused;
   // Gradients live in a buffer allocated once and kept across steps (Megatron's contiguous grad
   // buffer, DeepSpeed's partitioned gradients) instead of being freed by zero_grad(set_to_none=True).
   bool persistent_gradients = true;
   StatePrecision default_state_precision = StatePrecision::fp32;
   // Fused attention throughput relative to the profile's (cuDNN / Transformer Engine) attention:
-  // PyTorch's SDPA runs FlashAttention-2 on Hopper.
+  // PyTorch's SDPA runs FlashAttention-2 on Hopper. It stays with the framework whatever the layer code:
+  // Megatron-DeepSpeed's fused layer calls the flash-attn package's FlashAttention-2 too
+  // (megatron/model/transformer.py FlashSelfAttention, --use-flash-attn-v2: flash_attn_varlen_func).
   double attention_throughput = 1.0;
+  // The optimizer step is one multi-tensor kernel timed at the profile's measured `adamw` kernel class
+  // (torch's fused AdamW; DeepSpeed's FusedAdam, ops/adam/multi_tensor_adam.cu) rather than at the generic
+  // memory bandwidth (planner/optimizer_time.cpp).
+  bool adamw_class_optimizer = true;
   const char* source = "";  // where the rules above were read
   // ZeRO-3 parameter gathers. 0: whole layers are gathered (FSDP units, `memory.zero3_prefetch_layers`
   // ahead). DeepSpeed gathers each submodule just before it runs and releases it after, fetching up to
@@ -55,23 +56,52 @@ struct FrameworkRules {
   // partition_parameters.py sets ds_persist). 0 where every parameter of a unit is sharded (FSDP2's
   // fully_shard, Megatron's distributed optimizer). planner/zero3_modules.h.
   double zero3_persistence_threshold = 0;
-  // The vocabulary is padded to a multiple of this x tp (0: kept as the model's config gives it): the
-  // embedding and output layer hold, the logits GEMM and the loss compute the padded rows. Megatron-LM's
-  // --make-vocab-size-divisible-by, default 128 (megatron/training/arguments.py; _vocab_size_with_padding in
-  // megatron/training/tokenizer/tokenizer.py, core_r0.8.0); NeMo 24.07 (megatron_base_model.py,
-  // make_vocab_size_divisible_by default 128) and Megatron-Bridge (gpt_provider.py with its performance
-  // configs' should_pad_vocab = True) pad alike. Hugging Face models keep the config's vocabulary.
-  int vocab_multiple = 0;
+  // With pipeline parallelism a tied word embedding lives on the first stage (input embedding) and on the
+  // last (output layer); after the backward its gradient is all-reduced between the two stages, on the
+  // critical path before the optimizer. Megatron-Core: finalize_model_grads -> _allreduce_word_embedding_grads
+  // (megatron/core/distributed/finalize_model_grads.py, core_r0.8.0: all_reduce of the weight's main_grad over
+  // parallel_state.get_embedding_group()). DeepSpeed's pipeline engine: TiedLayerSpec in
+  // deepspeed/runtime/pipe/module.py, the TrainSchedule's ReduceTiedGrads instruction (pipe/schedule.py) run by
+  // PipelineEngine._exec_reduce_tied_grads (pipe/engine.py: all_reduce of each tied weight's gradient over its
+  // tied group, the stages holding it). FSDP / plain PyTorch: no pipeline engine of this kind modelled.
+  bool tied_embedding_grad_sync = false;
+  // With sequence parallelism each TP rank computes the gradient of the parameters replicated across TP
+  // (norm weights and biases, row-parallel biases, the MoE router) from its own sequence shard; after the
+  // backward the gradients are summed over the TP group in one coalesced all-reduce, on the critical path
+  // before the optimizer. Megatron-Core: finalize_model_grads -> _allreduce_layernorm_grads (core_r0.8.0:
+  // params with the `sequence_parallel` attribute, _flatten_dense_tensors of their main_grad, one all_reduce
+  // over get_tensor_model_parallel_group()).
+  bool sequence_parallel_grad_sync = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);
 
-// The vocabulary framework `f` runs a model of `vocab` tokens with at tensor parallelism `tp`: rounded up to
-// a multiple of vocab_multiple x tp (Megatron: 128256 at tp 8 -> 129024), or `vocab` unchanged.
-std::int64_t padded_vocab(std::int64_t vocab, Framework f, int tp);
+// The ZeRO-3 gather settings a scenario runs with: the scenario's `memory.zero3_*` keys where given
+// (DeepSpeed's ds_config stage3_* keys, model/scenario_sections.cpp read_memory), else the framework's
+// defaults above. The one place the planner and the simulator read these four values from.
+struct Zero3Settings {
+  double prefetch_parameters = 0;   // FrameworkRules::zero3_prefetch_parameters
+  double live_parameters = 0;       // FrameworkRules::zero3_live_parameters
+  double reuse_distance = 0;        // FrameworkRules::zero3_reuse_distance
+  double persistence_threshold = 0; // FrameworkRules::zero3_persistence_threshold
+};
+Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m);
 
-// Bytes per element that the layer code keeps for backward, by op family, for one framework under
-// the scenario's precision, autocast and compile settings. Counts distinct storages (a tensor two
+// The vocabulary is padded to a multiple of this x tp by fused layer code (0 for eager: kept as the model's
+// config gives it): the embedding and output layer hold, the logits GEMM and the loss compute the padded
+// rows. Megatron-LM's --make-vocab-size-divisible-by, default 128 (megatron/training/arguments.py;
+// _vocab_size_with_padding in megatron/training/tokenizer/tokenizer.py, core_r0.8.0), the same flag and
+// default in Megatron-DeepSpeed (megatron/arguments.py, 2022); NeMo 24.07 (megatron_base_model.py,
+// make_vocab_size_divisible_by default 128) and Megatron-Bridge (gpt_provider.py with its performance
+// configs' should_pad_vocab = True) pad alike. Hugging Face models keep the config's vocabulary.
+int vocab_multiple(LayerCode code);
+
+// The vocabulary layer code `code` runs a model of `vocab` tokens with at tensor parallelism `tp`: rounded up
+// to a multiple of vocab_multiple x tp (fused: 128256 at tp 8 -> 129024), or `vocab` unchanged.
+std::int64_t padded_vocab(std::int64_t vocab, LayerCode code, int tp);
+
+// Bytes per element that the layer code keeps for backward, by op family, for the scenario's layer code
+// (layer_code_of) under its precision, autocast and compile settings. Counts distinct storages (a tensor two
 // ops save is counted once).
 struct SavedTensorRules {
   double residual = 2;       // dtype of the residual stream (fp32 under autocast: fp32 embeddings)

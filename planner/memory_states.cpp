@@ -116,10 +116,10 @@ ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, 
 // (planner/zero3_modules.h): whole layers (FSDP units: the current one and `prefetch_layers` ahead), or,
 // where the framework gathers per submodule (DeepSpeed), the largest module plus the prefetch bucket,
 // never more than the whole-layer count.
-double zero3_gathered_params(const FrameworkRules& fw, const Zero3Modules& modules, int prefetch_layers) {
+double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers) {
   const double whole = (1.0 + prefetch_layers) * modules.gathered;
-  if (fw.zero3_prefetch_parameters <= 0) return whole;
-  return std::min(whole, modules.largest + fw.zero3_prefetch_parameters);
+  if (zero3.prefetch_parameters <= 0) return whole;
+  return std::min(whole, modules.largest + zero3.prefetch_parameters);
 }
 
 }  // namespace tp

@@ -17,8 +17,16 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
 }
 
 OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp) {
-  return build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m),
-                        padded_vocab(m.vocab, t.framework, tp));
+  OpGraph g = build_op_graph(m, t.sequence_length, t.precision, t.flash_attention, saved_tensor_rules(t, m),
+                             padded_vocab(m.vocab, layer_code_of(t), tp));
+  // The end-of-step gradient syncs of the framework (framework_rules.h): Megatron's finalize_model_grads
+  // all-reduces the sequence-parallel gradients first, then the tied embedding's.
+  const FrameworkRules& fw = framework_rules(t.framework);
+  if (fw.sequence_parallel_grad_sync) add_sequence_parallel_grad_all_reduce(g.step);
+  if (m.tied_embeddings && fw.tied_embedding_grad_sync) {
+    add_tied_embedding_grad_all_reduce(g.step, static_cast<double>(g.vocab) * static_cast<double>(m.hidden));
+  }
+  return g;
 }
 
 namespace {
@@ -265,6 +273,15 @@ OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision
   add_embedding(g.embedding, x, v);
   add_head(g.head, x, v);
   return g;
+}
+
+double sequence_parallel_parameters(const OpGraph& g, double layers, bool last_stage, int ep) {
+  auto replicated = [ep](const std::vector<Op>& ops) {
+    double p = 0;
+    for (const Op& op : ops) p += op.expert ? op.params_replicated / ep : op.params_replicated;
+    return p;
+  };
+  return layers * replicated(g.layer) + (last_stage ? replicated(g.head) : 0.0);
 }
 
 double total_parameters(const OpGraph& g, int layers) {

@@ -38,9 +38,11 @@ inline double tp_share(double v, TpSplit split, int tp, bool sp) {
 }
 
 // --- Communication entries (OpKind::collective) ---
-// The process group a collective runs over (planner/collectives.h, ParallelGroups).
-enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp };
-inline constexpr int kCommGroupCount = 5;
+// The process group a collective runs over (planner/collectives.h, ParallelGroups). pp: two adjacent
+// pipeline stages; pp_ends: the first and the last stage of a pipeline group, Megatron's "embedding group"
+// (megatron/core/parallel_state.py, initialize_model_parallel: embedding_ranks = [ranks[0], ranks[-1]]).
+enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp, pp_ends };
+inline constexpr int kCommGroupCount = 6;
 // The compute a collective may hide behind when the layout enables that overlap (bounded: it hides at
 // most that compute, the rest is exposed).
 enum class CommOverlap : std::uint8_t {
@@ -50,15 +52,23 @@ enum class CommOverlap : std::uint8_t {
   step_forward,    // the next step's forward pass (ZeRO 1/2 parameter gather, overlap.param_gather)
   step_backward,   // the backward of the step (gradient reduce, overlap.grad_reduce)
   step_compute,    // the step's forward and backward (ZeRO-3 gathers and reduce)
+  step_end,        // after the gradient reduce, before the optimizer, on the critical path (Megatron's
+                   // finalize_model_grads, DeepSpeed's ReduceTiedGrads)
 };
-// Which layouts an entry applies to (the ZeRO stage of the data-parallel entries).
-enum class CommWhen : std::uint8_t { always, zero0, zero1_or_2, zero_any, zero3 };
+// Which layouts an entry applies to (the ZeRO stage of the data-parallel entries; pipelined: pp > 1;
+// sequence_parallel: sequence parallelism on with tp > 1).
+enum class CommWhen : std::uint8_t { always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel };
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {
   activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
   gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision)
   weights,      // the stage's parameters x the stored bytes of the training precision
   fixed,        // `bytes` as they are, whatever the split and micro-batch (one value per tensor: FP8 amax)
+  parameter_gradients,  // `bytes` counts parameters (divided per `split` over tp) x the gradient element bytes
+  // The stage's parameters replicated across TP whose gradients are partial sums under sequence parallelism
+  // (norm weights and biases, row-parallel biases, the MoE router: sequence_parallel_parameters) x the
+  // gradient element bytes.
+  sequence_parallel_gradients,
 };
 
 // The collective one pass runs: `count` of them per micro-batch (per step for gradients/weights);
@@ -141,11 +151,12 @@ struct OpGraph {
   std::vector<Op> embedding;  // first pipeline stage
   std::vector<Op> head;       // last pipeline stage: final norm, output layer, loss
   // Collectives of a stage or of the step rather than of a layer: the pipeline send/receive between
-  // stages and the data-parallel gradient reduce and ZeRO parameter gathers.
+  // stages, the data-parallel gradient reduce and ZeRO parameter gathers, and the end-of-step gradient
+  // syncs (the tied word embedding's between the first and last stage).
   std::vector<Op> step;
   double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
   // The vocabulary the embedding, the output layer and the loss run over: the model's, padded as the
-  // framework pads it at the layout's tp (framework_rules.h, padded_vocab).
+  // layer code pads it at the layout's tp (framework_rules.h, padded_vocab).
   std::int64_t vocab = 0;
 };
 
@@ -153,11 +164,19 @@ struct OpGraph {
 // over the model's own vocabulary (no padding). `flash_attention` keeps only the log-sum-exp instead of
 // the s x s score tensors.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention);
-// The same for the scenario's framework, autocast and compile settings (planner/framework_rules.h), over
-// the vocabulary the framework runs at tensor parallelism `tp` (padded_vocab).
+// The same for the scenario's layer code, autocast and compile settings (planner/framework_rules.h), over
+// the vocabulary the layer code runs at tensor parallelism `tp` (padded_vocab); with the framework's
+// end-of-step gradient syncs (a tied word embedding's all-reduce between the pipeline's ends).
 OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp);
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
                        const SavedTensorRules& rules, std::int64_t vocab);
+
+// Parameters of a pipeline stage of `layers` layers (with the head on the last stage) that every TP rank
+// holds but whose gradient each rank computes from its own sequence shard under sequence parallelism: the
+// ops' replicated parameters (norm weights and biases, row-parallel biases, the router; an expert's divided
+// by `ep`). Megatron marks exactly these `sequence_parallel` (Transformer Engine's LayerNorm/RMSNorm and
+// LayerNormLinear norm weights, te.Linear's row-parallel bias; megatron/core/transformer/moe/router.py).
+double sequence_parallel_parameters(const OpGraph& g, double layers, bool last_stage, int ep);
 
 // Exact parameter count of the model (embeddings counted once when tied).
 double total_parameters(const ModelSpec& m);

@@ -62,7 +62,7 @@ void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass) {
 }
 
 void add_step_collectives(std::vector<Op>& step, double act) {
-  step.reserve(5);
+  step.reserve(7);  // with the end-of-step gradient syncs
   collective_op(step, "pp_send_recv", Block::step, CommGroup::pp, CommOverlap::none, CommBytes::activations, act,
                 TpSplit::seq_tp, one(Collective::send_recv), one(Collective::send_recv));
   const auto D = CommGroup::dp;
@@ -78,6 +78,18 @@ void add_step_collectives(std::vector<Op>& step, double act) {
   collective_op(step, "zero3_parameter_all_gather", Block::step, D, CommOverlap::step_compute, CommBytes::weights, 0.0,
                 TpSplit::none, one(Collective::all_gather), one(Collective::all_gather))
       .comm.when = CommWhen::zero3;
+}
+
+void add_tied_embedding_grad_all_reduce(std::vector<Op>& step, double embedding_parameters) {
+  collective_op(step, "tied_embedding_grad_all_reduce", Block::step, CommGroup::pp_ends, CommOverlap::step_end,
+                CommBytes::parameter_gradients, embedding_parameters, TpSplit::tp, kNone, one(Collective::all_reduce))
+      .comm.when = CommWhen::pipelined;
+}
+
+void add_sequence_parallel_grad_all_reduce(std::vector<Op>& step) {
+  collective_op(step, "sequence_parallel_grad_all_reduce", Block::step, CommGroup::tp, CommOverlap::step_end,
+                CommBytes::sequence_parallel_gradients, 0.0, TpSplit::none, kNone, one(Collective::all_reduce))
+      .comm.when = CommWhen::sequence_parallel;
 }
 
 }  // namespace tp

@@ -42,4 +42,17 @@ void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass);
 // and backward with ZeRO-3).
 void add_step_collectives(std::vector<Op>& step, double act);
 
+// A tied word embedding with pipeline parallelism: its gradient (`embedding_parameters` = V_padded x h,
+// split by tp; the gradient buffer's element bytes) is all-reduced between the first and the last
+// pipeline stage after the data-parallel gradient reduce, before the optimizer, on the critical path
+// (Megatron-Core finalize_model_grads, _allreduce_word_embedding_grads; DeepSpeed PipelineEngine
+// _exec_reduce_tied_grads: planner/framework_rules.h, tied_embedding_grad_sync). Applies with pp > 1.
+void add_tied_embedding_grad_all_reduce(std::vector<Op>& step, double embedding_parameters);
+
+// Sequence parallelism: the gradients of the stage's parameters replicated across TP (norms, row-parallel
+// biases, router: sequence_parallel_parameters) are partial per TP rank and all-reduced over the TP group,
+// coalesced into one call, after the gradient reduce and before the optimizer (Megatron-Core
+// finalize_model_grads, _allreduce_layernorm_grads; framework_rules.h, sequence_parallel_grad_sync).
+void add_sequence_parallel_grad_all_reduce(std::vector<Op>& step);
+
 }  // namespace tp

@@ -33,9 +33,10 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
   const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
   double optimizer = shard * per_param / bw;
-  if (framework_rules(t.framework).layer_code == LayerCode::eager) {
-    // torch's fused AdamW: one pass reading and writing parameters and both states, reading gradients
-    // (the adamw kernel class: 7 x the parameter bytes with states in the parameter dtype).
+  if (framework_rules(t.framework).adamw_class_optimizer) {
+    // torch's fused AdamW (DeepSpeed's FusedAdam alike): one pass reading and writing parameters and both
+    // states, reading gradients (the adamw kernel class: 7 x the parameter bytes with states in the
+    // parameter dtype). A framework property: the layer code does not change the optimizer.
     const double wb = t.autocast ? 4.0 : stored_bytes(t.precision);
     const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
     optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));

@@ -23,7 +23,7 @@ struct LayerWork {
 
 LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl) {
   const ParallelSpec& p = s.parallel;
-  const bool fused_code = framework_rules(s.training.framework).layer_code == LayerCode::fused;
+  const bool fused_code = layer_code_of(s.training) == LayerCode::fused;
   OpTimeContext c = context;
   c.back_to_back_gemms = fused_code;
   // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
@@ -131,6 +131,24 @@ double pipeline_time(const ParallelSpec& p, const SlowestStage& x, double m) {
   return m * worst + fill;
 }
 
+// End-of-step gradient syncs (sequence-parallel gradients over TP; a tied embedding's between the first
+// and last stage): on the critical path after the last backward and the gradient reduce, before the
+// optimizer. Each stage's into r.stages; returns those of the stage where they take longest, which the
+// step waits for (planner/comm_time.h, step_end_comm).
+StepEndComm step_end_syncs(const ParallelSpec& p, const OpGraph& g, const CommLayout& cl, StepTime& r) {
+  StepEndComm longest;
+  const double sp_layer = sequence_parallel_parameters(g, 1, false, p.ep), sp_head = sequence_parallel_parameters(g, 0, true, p.ep);
+  for (int i = 0; i < p.pp; ++i) {
+    StageTiming& st = r.stages[static_cast<size_t>(i)];
+    const double sp_params = p.layers_per_stage[static_cast<size_t>(i)] * sp_layer + (i == p.pp - 1 ? sp_head : 0.0);
+    const StepEndComm end = step_end_comm(g.step, cl, i, sp_params);
+    st.step_end_tp = Seconds(end.tp);
+    st.step_end_ends = Seconds(end.pp_ends);
+    if (end.total() > longest.total()) longest = end;
+  }
+  return longest;
+}
+
 // Utilisation, throughput and power from the step's parts.
 void summarize(const Scenario& s, const Estimate& e, const HardwareProfile& hw, StepTime& r) {
   const GpuSpec& gpu = s.cluster.gpu;
@@ -179,7 +197,8 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
 
   const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
   const PipelineComm pipe = pipeline_comm(g.step, cl, p.pp, v);  // the graph's boundary send/receive entries
-  const double pp_exposed = pipe.exposed;
+  const StepEndComm step_end = step_end_syncs(p, g, cl, r);
+  const double pp_exposed = pipe.exposed + step_end.pp_ends;
   if (p.pp > 1) r.p2p_hop = Seconds(pipe.hop);
   const double pipeline = pipeline_time(p, x, m);
 
@@ -203,14 +222,14 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   r.optimizer_step = Seconds(optimizer);
   r.compute = Seconds(m * x.worst_compute);
   r.recompute = Seconds(m * x.worst_recompute);
-  r.exposed.tp = Seconds(m * x.worst_tp);
+  r.exposed.tp = Seconds(m * x.worst_tp + step_end.tp);
   r.exposed.cp = Seconds(m * x.worst_cp);
   r.exposed.ep = Seconds(m * x.worst_ep);
   r.exposed.pp = Seconds(pp_exposed);
   r.exposed.dp = Seconds(dp_exposed);
   r.bubble = Seconds(pipeline - m * x.worst);
   r.optimizer = Seconds(optimizer);
-  r.step = Seconds(pipeline + pp_exposed + dp_exposed + optimizer);
+  r.step = Seconds(pipeline + pp_exposed + step_end.tp + dp_exposed + optimizer);
   summarize(s, e, hw, r);
 }
 

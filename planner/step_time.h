@@ -25,6 +25,12 @@ struct StageTiming {
   Seconds recompute;        // forward recomputation before the backward pass
   Seconds comm_forward;     // exposed TP/CP/EP communication of the forward pass
   Seconds comm_backward;    // likewise for the backward pass (and the recompute)
+  // Once per step, not per micro-batch (so not in total()): the stage's end-of-step collectives after the
+  // gradient reduce and before the optimizer (planner/comm_time.h, step_end_comm): the sequence-parallel
+  // gradients' all-reduce over the stage's TP group, then the tied embedding's between the first and the
+  // last stage (one collective of both).
+  Seconds step_end_tp;
+  Seconds step_end_ends;
   Seconds total() const { return forward + backward_input + backward_weight + recompute + comm_forward + comm_backward; }
 };
 

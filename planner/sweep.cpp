@@ -231,7 +231,7 @@ class SweepRun {
       ts.graph_flash = s.training.flash_attention;
       ts.graph_code = graph_code_of(s.training);
     }
-    const std::int64_t vocab = padded_vocab(s.model.vocab, s.training.framework, s.parallel.tp);
+    const std::int64_t vocab = padded_vocab(s.model.vocab, layer_code_of(s.training), s.parallel.tp);
     if (same_settings && ts.graph().vocab == vocab) return;
     for (size_t i = 0; i < ts.graphs.size(); ++i) {
       if (ts.graphs[i].vocab == vocab) {

@@ -16,7 +16,8 @@ namespace tp::sweep_detail {
 
 // What besides sequence, precision and flash attention decides the op graph's saved bytes and kernels.
 inline int graph_code_of(const TrainingSpec& t) {
-  return static_cast<int>(t.framework) * 4 + (t.autocast ? 2 : 0) + (t.compile ? 1 : 0);
+  return (static_cast<int>(t.framework) * 2 + static_cast<int>(layer_code_of(t))) * 4 + (t.autocast ? 2 : 0) +
+         (t.compile ? 1 : 0);
 }
 
 // The fields a fast setter may touch, restored before every point.
@@ -95,7 +96,7 @@ struct ThreadState {
   std::int64_t graph_seq = 0;
   Precision graph_precision = Precision::bf16;
   bool graph_flash = true;
-  int graph_code = -1;  // framework, autocast and compile the graph was built for (framework_rules.h)
+  int graph_code = -1;  // framework, layer code, autocast and compile the graph was built for (framework_rules.h)
 
   Plan plan;  // reused for every point of this thread
 

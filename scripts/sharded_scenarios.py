@@ -108,21 +108,31 @@ def model_of(run):
     if fam == "llmfoundry":
         d = {"name": m["name"].split(" (")[0], "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
              "ffn_hidden": m["ffn_hidden"], "vocab": m["vocab"], "activation": "gelu", "norm": "layernorm",
-             "position": "learned", "max_positions": run["batch"]["seq_len"], "tied_embeddings": True, "bias": False}
-        return d, d, ["MPT defaults (llm-foundry mpt configuration): no_bias, tied embeddings, learned positions"]
+             "position": "learned", "max_positions": run["batch"]["seq_len"], "tied_embeddings": True, "bias": False,
+             "dropout": False}
+        return d, d, ["MPT defaults (llm-foundry mpt configuration): no_bias, tied embeddings, learned positions",
+                      "dropout: MPTConfig resid_pdrop 0.0, emb_pdrop 0.0, attn_config attn_pdrop 0.0 "
+                      "(llmfoundry/models/mpt/configuration_mpt.py defaults): dropout false"]
     if fam == "fmsfsdp":
         d = {"name": m["name"], "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
              "kv_heads": m["kv_heads"], "ffn_hidden": m["ffn_hidden"], "vocab": m["vocab"], "activation": "swiglu",
              "norm": "rmsnorm", "position": "rope", "tied_embeddings": False, "bias": False}
         return d, d, []
+    # Dropout not printed by the Megatron-Core r0.8 README nor the DeepSpeed Azure blog: the framework's
+    # argument defaults --hidden-dropout 0.1 and --attention-dropout 0.1 (megatron/training/arguments.py,
+    # _add_regularization_args, core_r0.8.0; megatron/arguments.py of Megatron-DeepSpeed, 2022 tree).
+    megatron_dropout = ("dropout not printed: Megatron argument defaults --hidden-dropout 0.1, --attention-dropout "
+                        "0.1 (%s): dropout true")
     if fam == "megatron-core":
-        d = gpt_model(run, m["vocab"])
+        d = dict(gpt_model(run, m["vocab"]), dropout=True)
         return d, d, ["ffn 4h, gelu, layernorm, learned positions, biases, tied embeddings: Megatron-LM GPT argument "
-                      "defaults (model shape beyond layers/hidden/heads/vocab not printed)"]
+                      "defaults (model shape beyond layers/hidden/heads/vocab not printed)",
+                      megatron_dropout % "megatron/training/arguments.py _add_regularization_args, core_r0.8.0"]
     if fam == "deepspeed-azure":
-        d = gpt_model(run, 50304)
+        d = dict(gpt_model(run, 50304), dropout=True)
         return d, d, ["vocab not printed: GPT-2 BPE 50257 padded to 50304 (Megatron-DeepSpeed "
-                      "make-vocab-size-divisible-by 128 default); ffn 4h, gelu: Megatron GPT defaults"]
+                      "make-vocab-size-divisible-by 128 default); ffn 4h, gelu: Megatron GPT defaults",
+                      megatron_dropout % "Megatron-DeepSpeed megatron/arguments.py _add_regularization_args, 2022"]
     if fam == "pytorch-fsdp-blog":
         d = gpt_model(run, 50000)
         return d, d, ["vocab printed as '50K' -> 50000; ffn 4h, gelu, layernorm: GPT defaults (not printed)"]
@@ -188,7 +198,19 @@ def setup_of(run, shape):
                          "(flash_attn.losses.cross_entropy.CrossEntropyLoss on the 16-bit logits)")
         return tr, par, notes
     if fam == "deepspeed-azure":
-        tr = {"framework": "deepspeed", "precision": "fp16", **tr}
+        # The blog's Table 1 names microsoft/Megatron-DeepSpeed as the training code; its Azure recipes
+        # (examples/azure/run-175b.sh, run-1t.sh, 2022-07) launch pretrain_gpt.py with no --no-*-fusion flag.
+        # megatron/model/transformer.py of that tree (commit 233df917, 2022-08-08): MixedFusedLayerNorm,
+        # bias_gelu_impl, FusedScaleMaskSoftmax, bias_dropout_add_fused_train, and ParallelAttention's
+        # baddbmm / softmax / bmm with no FlashAttention (--use-flash-attn reached its main branch 2023-07-04).
+        tr = {"framework": "deepspeed", "layer_code": "fused", "precision": "fp16", **tr}
+        tr["flash_attention"] = False
+        notes.append("layer code: Megatron-DeepSpeed's GPT (the blog's Table 1; examples/azure/run-175b.sh and "
+                     "run-1t.sh run pretrain_gpt.py with its default fusions): apex MixedFusedLayerNorm, fused "
+                     "bias-GeLU, FusedScaleMaskSoftmax, fused bias-dropout-add (megatron/model/transformer.py, "
+                     "2022-08 tree): layer_code fused")
+        notes.append("no FlashAttention: the 2022 Megatron-DeepSpeed attention is baddbmm, fused scale-mask-softmax "
+                     "and bmm (ParallelAttention.forward); --use-flash-attn came to its main branch in 2023-07")
         par.update({"zero": 3, "offload": {"optimizer": "cpu", "activations": "cpu"}})
         notes.append("precision not printed: 16-bit (the published TFLOP/s exceed the A100 TF32 peak of 156); fp16")
         notes.append("printed: 'activation and optimizer states are allocated in the main memory': optimizer "
@@ -245,6 +267,21 @@ def setup_of(run, shape):
     return tr, par, notes
 
 
+def memory_of(run):
+    """(memory section or None, notes): the framework settings a run's recipe sets beyond the defaults."""
+    if family(run) != "deepspeed-azure":
+        return None, []
+    # Megatron-DeepSpeed examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (the sized recipe the
+    # other models run with; commit 233df917, 2022-08) all write a ds_config with stage3_max_live_parameters 3e9
+    # and stage3_max_reuse_distance 3e9; their stage3_prefetch_bucket_size 5e7 and persistence threshold 1e5
+    # (misspelt stage3_param_persitence_threshold in run-175b.sh / run-1t.sh) are DeepSpeed's defaults: left out.
+    return ({"zero3_max_live_parameters": "3e9", "zero3_max_reuse_distance": "3e9"},
+            ["ZeRO-3 settings: examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (Megatron-DeepSpeed "
+             "233df917) set "
+             "stage3_max_live_parameters 3e9 and stage3_max_reuse_distance 3e9 (prefetch bucket 5e7 and "
+             "persistence threshold 1e5: DeepSpeed's defaults)"])
+
+
 def failure_class(par, gpus):
     if "offload" in par:
         return "zero3-cpu-offload"
@@ -265,6 +302,8 @@ def main():
         model, shape, notes = model_of(run)
         tr, par, more = setup_of(run, shape)
         notes += more
+        mem, mem_notes = memory_of(run)
+        notes += mem_notes
         gpus = run["hardware"]["gpu_count"]
         if shape is not None:
             shape = dict(shape, global_batch=tr["global_batch"])
@@ -278,7 +317,8 @@ def main():
                 "# metric: %s" % run["metric_definition"].replace("\n", " ")]
         text += ["# assumed: " + n for n in notes]
         text += ["name: %s" % run["id"], "model: " + (model if isinstance(model, str) else flow(model)),
-                 "cluster: " + flow(cluster_of(run)), "training: " + flow(tr), "parallel: " + flow(par), ""]
+                 "cluster: " + flow(cluster_of(run)), "training: " + flow(tr), "parallel: " + flow(par)]
+        text += (["memory: " + flow(mem)] if mem else []) + [""]
         open(os.path.join(DIR, run["id"] + ".yaml"), "w").write("\n".join(text))
         index += ["- scenario: %s.yaml" % run["id"], "  source: %s" % family(run),
                   "  class: %s" % failure_class(par, gpus), "  conversion: \"%s\"" % how,

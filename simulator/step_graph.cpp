@@ -29,7 +29,7 @@ std::uint64_t task_bound(const StepInputs& in) {
   const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
   const std::uint64_t slot = in.zero >= 3 ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
   const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, slot, cap), cap);
-  const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 1, cap);
+  const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 3, cap);
   return std::min(cap, per_slot + per_stage);
 }
 
@@ -79,7 +79,9 @@ class Builder {
       }
     }
     add_pipeline_transfers();
+    ends_.resize(static_cast<std::size_t>(p_));
     for (int s = 0; s < p_; ++s) add_stage(s, orders[static_cast<std::size_t>(s)]);
+    add_step_end_syncs();
   }
 
  private:
@@ -269,6 +271,14 @@ class Builder {
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
                                                 : add_reduce_buckets(s, o);
+    // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
+    // data-parallel reduce is done (Megatron's finalize_model_grads), exposed on the compute stream.
+    int sp_sync = -1;
+    if (si.timing.step_end_tp.value > 0) {
+      sp_sync = g().add_task(make_task(TaskKind::sp_grad_sync, s, -1, -1, si.timing.step_end_tp.value), Placement{stream, 0});
+      g().append_to_stream(stream, sp_sync);
+      for (int b : buckets) g().add_dependency(b, sp_sync);
+    }
     int optimizer = -1;
     if (si.optimizer.value > 0) {
       optimizer = g().add_task(make_task(TaskKind::optimizer, s, -1, -1, si.optimizer.value), Placement{stream, 0});
@@ -276,6 +286,41 @@ class Builder {
       for (int b : buckets) g().add_dependency(b, optimizer);
     }
     if (in_.zero >= 1 && in_.zero <= 2 && si.dp_gather.value > 0) add_zero12_gathers(s, o, buckets, optimizer);
+    StageEnd& end = ends_[static_cast<std::size_t>(s)];
+    if (sp_sync >= 0) {
+      end.grads_ready = {sp_sync};
+    } else {
+      end.grads_ready = buckets;
+      end.grads_ready.push_back(o.last_backward);
+    }
+    end.optimizer = optimizer;
+  }
+
+  // The tied embedding's gradient all-reduce between the first and last stage (StageTiming::step_end_ends,
+  // from the planner's op graph entry): one collective of the stages that take part, which starts when all
+  // of them have their gradients reduced (Megatron's finalize_model_grads runs it after finish_grad_sync
+  // and the sequence-parallel all-reduce) and ends before their optimizer.
+  void add_step_end_syncs() {
+    std::vector<int> members;
+    for (int s = 0; s < p_; ++s) {
+      if (in_.stage[static_cast<std::size_t>(s)].timing.step_end_ends.value > 0) members.push_back(s);
+    }
+    std::vector<int> syncs;
+    for (int s : members) {
+      const double d = in_.stage[static_cast<std::size_t>(s)].timing.step_end_ends.value;
+      const int t = g().add_task(make_task(TaskKind::step_end_sync, s, -1, -1, d),
+                                 Placement{out_.link[static_cast<std::size_t>(s)], kChannelP2p});
+      const int optimizer = ends_[static_cast<std::size_t>(s)].optimizer;
+      if (optimizer >= 0) g().add_dependency(t, optimizer);
+      syncs.push_back(t);
+    }
+    for (int s : members) {
+      for (int ready : ends_[static_cast<std::size_t>(s)].grads_ready) {
+        for (int t : syncs) {
+          if (ready >= 0) g().add_dependency(ready, t);
+        }
+      }
+    }
   }
 
   const StepInputs& in_;
@@ -284,6 +329,12 @@ class Builder {
   const bool split_, per_layer_;  // per_layer_: ZeRO-3, layer-by-layer pieces each gathered on its own
   std::vector<Ids> ids_;
   std::vector<LayerPieces> pieces_;
+  // Per stage: the tasks after which its gradients are reduced, and its optimizer task (-1: none).
+  struct StageEnd {
+    std::vector<int> grads_ready;
+    int optimizer = -1;
+  };
+  std::vector<StageEnd> ends_;
 };
 
 }  // namespace

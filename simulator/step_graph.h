@@ -44,7 +44,7 @@ StepGraph build_step_graph(const StepInputs& in);
 // 64-bit wrap): per (stage, chunk, micro-batch) at most 10 (F, its collective, recompute, B, its
 // collective, W, two sends, two gathers), under ZeRO-3 the larger of 10 and zero3_tasks_per_slot()
 // (eight per layer and gather unit); per stage at most max(buckets, chunks) reduces, `buckets`
-// gathers and the optimizer.
+// gathers, the optimizer and the end-of-step gradient sync.
 std::uint64_t task_bound(const StepInputs& in);
 
 }  // namespace tp::sim

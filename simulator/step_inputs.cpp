@@ -17,16 +17,17 @@ Zero3Rules zero3_rules(const Scenario& s) {
   Zero3Rules z;
   z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
   z.recompute_regathers = fw.recompute_regathers && s.parallel.recompute.mode == RecomputeMode::full;
-  if (zero3_gathers_whole_layers(fw.zero3_live_parameters)) return z;
+  const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
+  if (zero3_gathers_whole_layers(zero3.live_parameters)) return z;
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, fw.zero3_persistence_threshold);
+  const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, zero3.persistence_threshold);
   const std::span<const Zero3Module> mods = modules.view();
   for (std::size_t k = 0; k < mods.size(); ++k) {
     GatherUnit u;
     u.gather_share = mods[k].gather_share;
     u.compute_share = mods[k].compute_share;
-    u.blocks_prefetch = !zero3_prefetch_allowed(mods[k], fw.zero3_live_parameters);
-    u.kept_for_backward = zero3_kept_for_backward(mods, k, fw.zero3_reuse_distance);
+    u.blocks_prefetch = !zero3_prefetch_allowed(mods[k], zero3.live_parameters);
+    u.kept_for_backward = zero3_kept_for_backward(mods, k, zero3.reuse_distance);
     z.units.push_back(u);
   }
   return z;

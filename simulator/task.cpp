@@ -18,6 +18,8 @@ const char* task_code(TaskKind k) {
     case TaskKind::zero3_gather_forward: return "gather-F";
     case TaskKind::zero3_gather_backward: return "gather-B";
     case TaskKind::optimizer: return "optimizer";
+    case TaskKind::sp_grad_sync: return "sp-grad-sync";
+    case TaskKind::step_end_sync: return "grad-sync";
   }
   return "?";
 }
@@ -31,9 +33,11 @@ TaskClass task_class(TaskKind k) {
     case TaskKind::recompute:
     case TaskKind::optimizer: return TaskClass::compute;
     case TaskKind::collective_forward:
-    case TaskKind::collective_backward: return TaskClass::collective;
+    case TaskKind::collective_backward:
+    case TaskKind::sp_grad_sync: return TaskClass::collective;  // exposed on the compute stream, like TP's
     case TaskKind::send_forward:
-    case TaskKind::send_backward: return TaskClass::p2p;
+    case TaskKind::send_backward:
+    case TaskKind::step_end_sync: return TaskClass::p2p;  // over the pipeline group's ranks
     case TaskKind::dp_reduce:
     case TaskKind::dp_gather:
     case TaskKind::zero3_gather_forward:

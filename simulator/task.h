@@ -23,8 +23,10 @@ enum class TaskKind : std::uint8_t {
   zero3_gather_forward,   // ZeRO-3: gather of the chunk's weights before its forward
   zero3_gather_backward,  // ZeRO-3: gather before its backward (or recompute)
   optimizer,            // optimizer step of the stage's shard
+  sp_grad_sync,         // end of step: the sequence-parallel gradients' all-reduce over the stage's TP group
+  step_end_sync,        // end of step: the tied embedding's gradient all-reduce, first and last stage
 };
-inline constexpr int kTaskKindCount = 14;
+inline constexpr int kTaskKindCount = 16;
 
 // Short code used in task names and trace events ("F", "B", "W", "R", "reduce" ...).
 const char* task_code(TaskKind k);

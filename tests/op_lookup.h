@@ -14,5 +14,7 @@ inline const Op* find_layer_op(const OpGraph& g, const char* name) {
   }
   return nullptr;
 }
+// A temporary graph would leave the pointer dangling: keep the graph in a variable.
+const Op* find_layer_op(const OpGraph&& g, const char* name) = delete;
 
 }  // namespace tp::test

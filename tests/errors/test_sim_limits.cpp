@@ -40,8 +40,9 @@ TEST(SimLimits, TaskBoundCoversTheBuiltGraph) {
       const sim::StepInputs in = inputs(p, m);
       const std::uint64_t built = sim::build_step_graph(in).graph.tasks().size();
       EXPECT_GE(sim::task_bound(in), built) << p << " stages " << m << " micro-batches";
-      // By hand: p·m·10 + p·(max(1, 1) + 1 + 1) with one bucket and one chunk.
-      EXPECT_EQ(sim::task_bound(in), static_cast<std::uint64_t>(p * m * 10 + p * 3));
+      // By hand: p·m·10 + p·(max(1, 1) + 1 + 3) with one bucket and one chunk (per stage: the reduces,
+      // the gathers, the optimizer and the two end-of-step gradient syncs).
+      EXPECT_EQ(sim::task_bound(in), static_cast<std::uint64_t>(p * m * 10 + p * 5));
     }
   }
 }
@@ -58,13 +59,13 @@ TEST(SimLimits, StepOverTheLimitIsAnErrorNamingTheFlag) {
   SimOptions o;
   o.max_tasks = 100;
   try {
-    (void)sim::simulate(inputs(4, 8), o);  // bound 4·8·10 + 4·3 = 332 > 100
+    (void)sim::simulate(inputs(4, 8), o);  // bound 4·8·10 + 4·5 = 340 > 100
     FAIL() << "expected the task limit";
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("up to 332 tasks, more than the limit of 100"));
+    EXPECT_THAT(e.what(), HasSubstr("up to 340 tasks, more than the limit of 100"));
     EXPECT_THAT(e.what(), HasSubstr("--max-tasks"));
   }
-  o.max_tasks = 332;
+  o.max_tasks = 340;
   EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
 }
 

@@ -55,6 +55,25 @@ TEST(MemoryRules, TransformerEngineFp8SavedBytesOfOneLayer) {
   EXPECT_DOUBLE_EQ(fp8, 27712.0);
 }
 
+// Dropout with FlashAttention: the attention dropout lives inside the kernel, which keeps only the random
+// generator state and regenerates the mask in backward (Dao et al. 2022, arXiv:2205.14135 §3.1 and
+// Algorithm 2), so no s^2 tensor is saved; the two bias-dropout-adds keep a 1-byte mask each (Korthikanti
+// Table 2). By hand, s = 1, h = 1024: 2 masks x 1024 x 1 B = 2048 B more per layer, in bf16 and fp8 alike.
+// Without FlashAttention the s^2 scores add a mask (1 B) and the dropout output (bpv) per score:
+// 16 heads x 1 x 1 x (1 + 2) = 48 B more on top.
+TEST(MemoryRules, DropoutAddsTwoMasksPerLayerAndTheScoreMaskOnlyWithoutFlashAttention) {
+  ModelSpec with = gpt_layer(Activation::gelu);
+  with.dropout = true;
+  const ModelSpec without = gpt_layer(Activation::gelu);
+  for (Precision p : {Precision::bf16, Precision::fp8}) {
+    EXPECT_DOUBLE_EQ(layer_saved(build_op_graph(with, 1, p, true)) - layer_saved(build_op_graph(without, 1, p, true)),
+                     2048.0);
+  }
+  EXPECT_DOUBLE_EQ(
+      layer_saved(build_op_graph(with, 1, Precision::bf16, false)) - layer_saved(build_op_graph(without, 1, Precision::bf16, false)),
+      2048.0 + 48.0);
+}
+
 TEST(MemoryRules, EagerGeluKeepsItsInputAndGeluTanhFourTensors) {
   TrainingSpec t;
   t.framework = Framework::fsdp;

@@ -149,6 +149,56 @@ TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
   EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_live_parameters, 1e9);
 }
 
+TEST(ShardedTime, ScenarioMaxLiveParametersAboveTheModuleLetsItsPrefetchProceed) {
+  // h = 20480: qkv 3h^2 = 1.26e9, fc1 and fc2 4h^2 = 1.68e9 each hold >= 1e9 (DeepSpeed's default
+  // stage3_max_live_parameters), so the gathers after them wait. memory.zero3_max_live_parameters: 2e9
+  // (above every module) lets every gather be prefetched. By hand, forward pass, G = 12 s, C = 6 s:
+  // each gather G x share overlaps the module before it, C x share (the layer's first follows the last):
+  // proj 1 s behind qkv 1.5 s: 0; fc1 4 s behind proj 0.5 s: 3.5; fc2 4 s behind fc1 2 s: 2;
+  // qkv 3 s behind fc2 2 s: 1. Excess 6.5 s, nothing blocked, all 12 s prefetched.
+  const std::string base =
+      "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: deepspeed}\n"
+      "parallel: {zero: 3}\n";
+  const FrameworkRules& ds = framework_rules(Framework::deepspeed);
+  const Zero3Settings raised = zero3_settings_of(ds, test::scenario(base + "memory: {zero3_max_live_parameters: 2e9}\n").memory);
+  EXPECT_DOUBLE_EQ(raised.live_parameters, 2e9);
+  const PassExposure f = pass_over(gpt_layer(20480), kForward, raised.live_parameters, 12.0, 6.0);
+  EXPECT_DOUBLE_EQ(f.blocked, 0.0);
+  EXPECT_DOUBLE_EQ(f.prefetched, 12.0);
+  EXPECT_NEAR(f.excess, 6.5, 1e-12);
+  // Absent keys: DeepSpeed's defaults, today's values (runtime/zero/config.py).
+  const Zero3Settings fallback = zero3_settings_of(ds, test::scenario(base).memory);
+  EXPECT_DOUBLE_EQ(fallback.live_parameters, 1e9);
+  EXPECT_DOUBLE_EQ(fallback.reuse_distance, 1e9);
+  EXPECT_DOUBLE_EQ(fallback.prefetch_parameters, 5e7);
+  EXPECT_DOUBLE_EQ(fallback.persistence_threshold, 1e5);
+  // With the default the gathers after qkv, fc1 and fc2 wait: proj, fc2 and the next qkv,
+  // (1 + 4 + 3)/12 of G = 8 s blocked.
+  EXPECT_NEAR(pass_over(gpt_layer(20480), kForward, fallback.live_parameters, 12.0, 6.0).blocked, 8.0, 1e-12);
+}
+
+TEST(ShardedTime, ScenarioZero3SettingsReachTheStepTime) {
+  // The h = 20480 layers of DeepSpeedStepWaitsAtLeastForItsBlockedGathers below: with the default limit
+  // (1e9) (8 + 9)/12 of each layer's gathers wait; memory.zero3_max_live_parameters: 2e9 lets every
+  // gather prefetch behind compute, so the step's exposed data-parallel time must fall.
+  const std::string base =
+      "model: {layers: 4, hidden: 20480, heads: 128, ffn_hidden: 81920, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 8}\n"
+      "training: {framework: deepspeed, precision: fp16, sequence_length: 1024, global_batch: 128, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n";
+  const auto exposed_dp = [](const Scenario& s) {
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+    const Estimate e = estimate(s, g);
+    return step_time(s, g, e, profile_for(s)).exposed.dp.value;
+  };
+  const double defaults = exposed_dp(test::scenario(base));
+  const double raised = exposed_dp(test::scenario(base + "memory: {zero3_max_live_parameters: 2e9}\n"));
+  EXPECT_LT(raised, defaults);
+  // Given explicitly at DeepSpeed's default value, the output is today's.
+  EXPECT_DOUBLE_EQ(exposed_dp(test::scenario(base + "memory: {zero3_max_live_parameters: 1e9}\n")), defaults);
+}
+
 TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   // 2 micro-batches, 10 layers, gather pass 24 s (2.4 s per layer), reduce-scatter 12 s, forward 60 s
   // and backward 120 s per micro-batch. h = 20480 under DeepSpeed: per layer and micro-batch the

@@ -8,6 +8,9 @@
 // scenarios/catalog/models.yaml), is at the real vocabulary.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "estimate.h"
 #include "framework_rules.h"
 #include "op_graph.h"
@@ -26,20 +29,36 @@ Scenario llama8b(int tp, const char* framework = "megatron") {
 }
 
 TEST(VocabPadding, MegatronRoundsUpToAMultipleOf128TimesTp) {
-  EXPECT_EQ(padded_vocab(128256, Framework::megatron, 8), 129024);
-  EXPECT_EQ(padded_vocab(128256, Framework::megatron, 4), 128512);
-  EXPECT_EQ(padded_vocab(128256, Framework::megatron, 1), 128256);
-  EXPECT_EQ(padded_vocab(50257, Framework::megatron, 1), 50304);
-  EXPECT_EQ(padded_vocab(50257, Framework::megatron, 2), 50432);
+  EXPECT_EQ(padded_vocab(128256, LayerCode::fused, 8), 129024);
+  EXPECT_EQ(padded_vocab(128256, LayerCode::fused, 4), 128512);
+  EXPECT_EQ(padded_vocab(128256, LayerCode::fused, 1), 128256);
+  EXPECT_EQ(padded_vocab(50257, LayerCode::fused, 1), 50304);
+  EXPECT_EQ(padded_vocab(50257, LayerCode::fused, 2), 50432);
 }
 
 TEST(VocabPadding, HuggingFaceModelsKeepTheConfigVocabulary) {
-  for (Framework f : {Framework::pytorch, Framework::fsdp, Framework::deepspeed}) {
-    EXPECT_EQ(padded_vocab(50257, f, 1), 50257);
-    EXPECT_EQ(padded_vocab(128256, f, 8), 128256);
-  }
+  EXPECT_EQ(padded_vocab(50257, LayerCode::eager, 1), 50257);
+  EXPECT_EQ(padded_vocab(128256, LayerCode::eager, 8), 128256);
   // llm-foundry's MPT vocabulary is a multiple of 64 already: 50368 = 787 x 64.
-  EXPECT_EQ(padded_vocab(50368, Framework::fsdp, 1), 50368);
+  EXPECT_EQ(padded_vocab(50368, LayerCode::eager, 1), 50368);
+}
+
+// The padding is the layer code's (Megatron's model code pads, Megatron-DeepSpeed's megatron/arguments.py
+// --make-vocab-size-divisible-by 128 as well): DeepSpeed with its default eager layers keeps 128256 at tp 8,
+// DeepSpeed with layer_code: fused pads to 129024 like Megatron.
+TEST(VocabPadding, FollowsTheLayerCodeNotTheFramework) {
+  const auto vocab = [](const std::vector<std::string>& sets) {
+    const Scenario s = test::scenario(
+        "model: llama3-8b\n"
+        "cluster: {preset: dgx-h100, nodes: 1}\n"
+        "training: {sequence_length: 2048, global_batch: 8, micro_batch: 1, precision: bf16}\n"
+        "parallel: {tp: 8, pp: 1, zero: 0, recompute: none}\n",
+        sets);
+    return build_op_graph(s.model, s.training, s.parallel.tp).vocab;
+  };
+  EXPECT_EQ(vocab({"training.framework=deepspeed"}), 128256);
+  EXPECT_EQ(vocab({"training.framework=deepspeed", "training.layer_code=fused"}), 129024);
+  EXPECT_EQ(vocab({"training.layer_code=eager"}), 128256);
 }
 
 TEST(VocabPadding, GraphCarriesThePaddedVocabulary) {

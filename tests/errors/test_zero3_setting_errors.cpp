@@ -1,0 +1,79 @@
+// memory.zero3_prefetch_bucket, zero3_max_live_parameters, zero3_max_reuse_distance, zero3_persistence_threshold
+// (docs/scenario-reference.md §memory): DeepSpeed's ds_config stage3_* settings, parameter counts. Only
+// framework: deepspeed has them (an error naming the framework otherwise); counts take the project's count
+// syntax ("3e9", "3 G"); out of range values are InputErrors at the key.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error_test_support.h"
+#include "scenario.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+using errtest::at;
+using errtest::load_error;
+using errtest::Yaml;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kDeepSpeed = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: deepspeed}";
+
+TEST(Zero3SettingErrors, CountsParseInEitherSyntax) {
+  const Scenario s = test::scenario(
+      "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + kDeepSpeed +
+      "\nparallel: {zero: 3}\nmemory: {zero3_prefetch_bucket: 5e8, zero3_max_live_parameters: 3 G, "
+      "zero3_max_reuse_distance: 3e9, zero3_persistence_threshold: 0}\n");
+  EXPECT_DOUBLE_EQ(s.memory.zero3_prefetch_bucket.value_or(-1), 5e8);
+  EXPECT_DOUBLE_EQ(s.memory.zero3_max_live_parameters.value_or(-1), 3e9);
+  EXPECT_DOUBLE_EQ(s.memory.zero3_max_reuse_distance.value_or(-1), 3e9);
+  EXPECT_DOUBLE_EQ(s.memory.zero3_persistence_threshold.value_or(-1), 0.0);
+}
+
+TEST(Zero3SettingErrors, AbsentKeysStayUnset) {
+  const Scenario s = test::scenario("model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " +
+                                    kDeepSpeed + "\nparallel: {zero: 3}\n");
+  EXPECT_FALSE(s.memory.zero3_prefetch_bucket.has_value());
+  EXPECT_FALSE(s.memory.zero3_max_live_parameters.has_value());
+  EXPECT_FALSE(s.memory.zero3_max_reuse_distance.has_value());
+  EXPECT_FALSE(s.memory.zero3_persistence_threshold.has_value());
+}
+
+TEST(Zero3SettingErrors, OtherFrameworksAreRefusedByName) {
+  for (const char* fw : {"megatron", "fsdp", "pytorch"}) {
+    Yaml y;
+    y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
+    y.extra = "memory: {zero3_max_live_parameters: 3e9}\n";
+    const std::string yaml = y.str();
+    auto f = load_error(yaml);
+    ASSERT_TRUE(f.thrown) << fw;
+    EXPECT_THAT(f.what, StartsWith(at(yaml, "3e9") + ": memory.zero3_max_live_parameters: ")) << fw;
+    EXPECT_THAT(f.what, HasSubstr("stage3_max_live_parameters")) << fw;
+    EXPECT_THAT(f.what, HasSubstr(std::string("framework ") + fw)) << fw;
+  }
+}
+
+TEST(Zero3SettingErrors, OutOfRangeValuesAreRefusedAtTheKey) {
+  struct Case {
+    const char* line;
+    const char* field;
+  } cases[] = {{"memory: {zero3_prefetch_bucket: 0}\n", "memory.zero3_prefetch_bucket"},
+               {"memory: {zero3_max_live_parameters: -1}\n", "memory.zero3_max_live_parameters"},
+               {"memory: {zero3_max_reuse_distance: 1e30}\n", "memory.zero3_max_reuse_distance"},
+               {"memory: {zero3_persistence_threshold: many}\n", "memory.zero3_persistence_threshold"}};
+  for (const Case& c : cases) {
+    Yaml y;
+    y.training = kDeepSpeed;
+    y.extra = c.line;
+    auto f = load_error(y.str());
+    ASSERT_TRUE(f.thrown) << c.line;
+    EXPECT_EQ(f.field, c.field) << f.what;
+    EXPECT_EQ(f.where.line, 6) << f.what;  // the memory: line
+  }
+}
+
+}  // namespace
+}  // namespace tp
