@@ -175,7 +175,9 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   out << "    compute " << ms(t.compute) << " ms, recompute " << ms(t.recompute) << " ms, bubble " << ms(t.bubble)
       << " ms, optimizer " << ms(t.optimizer) << " ms\n";
   out << "    exposed communication [ms]: tp " << ms(t.exposed.tp) << ", cp " << ms(t.exposed.cp) << ", ep "
-      << ms(t.exposed.ep) << ", pp " << ms(t.exposed.pp) << ", dp " << ms(t.exposed.dp) << "\n";
+      << ms(t.exposed.ep) << ", pp " << ms(t.exposed.pp) << ", dp " << ms(t.exposed.dp);
+  if (t.exposed.offload.value > 0) out << ", activation offload " << ms(t.exposed.offload);
+  out << "\n";
   out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << format_fixed(t.tokens_per_second_per_gpu, 0)
       << " tokens/s per GPU), " << format_fixed(t.tflops_per_gpu, 1) << " TFLOP/s per GPU, MFU "
       << format_fixed(100 * t.mfu, 1) << "%, HFU " << format_fixed(100 * t.hfu, 1) << "%\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "estimate.h"
+#include "estimate_parts.h"
 
 namespace tp {
 
@@ -61,7 +62,7 @@ OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double 
   const bool params_on_host = p.offload_params == OffloadTarget::cpu;
   const bool optimizer_on_host = p.offload_optimizer == OffloadTarget::cpu || params_on_host;
   if (!optimizer_on_host) return r;
-  const double pcie = s.cluster.gpu.pcie.value > 0 ? s.cluster.gpu.pcie.value * hw.pcie_efficiency : 16e9;
+  const double pcie = host_link_rate(s, hw);
   const double grad16 = element_bytes(t.grad_precision);
   if (params_on_host) {
     // FSDP CPUOffload(offload_params=True): the fp32 parameter shard lives on the host and
@@ -80,6 +81,19 @@ OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double 
   }
   r.cpu_step = cpu_optimizer_seconds(s, shard);
   return r;
+}
+
+double host_link_rate(const Scenario& s, const HardwareProfile& hw) {
+  // A GPU without a PCIe rate in the catalog: PCIe 3.0 x16 per direction (16 GB/s).
+  return s.cluster.gpu.pcie.value > 0 ? s.cluster.gpu.pcie.value * hw.pcie_efficiency : 16e9;
+}
+
+double activation_offload_seconds(const Scenario& s, const HardwareProfile& hw, const OpGraph& g) {
+  const ParallelSpec& p = s.parallel;
+  if (p.offload_activations != OffloadTarget::cpu || !recomputes_layers(p)) return 0.0;
+  // One checkpoint (the layer input) every k layers: its bytes spread over the k layers it covers.
+  const double k = p.recompute.mode == RecomputeMode::every ? p.recompute.every : 1.0;
+  return layer_activation_bytes(s, g).value / k / host_link_rate(s, hw);
 }
 
 }  // namespace tp

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hardware_profile.h"
+#include "op_graph.h"
 #include "specs.h"
 
 namespace tp {
@@ -25,5 +26,17 @@ struct OffloadTimes {
 // The offload transfers and CPU step of one GPU holding `shard` parameters, with `micro_batches`
 // backward passes per step.
 OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double shard, double micro_batches);
+
+// Bytes per second one GPU moves to or from the host: its PCIe link per direction (catalog) at the
+// profile's pcie_efficiency.
+double host_link_rate(const Scenario& s, const HardwareProfile& hw);
+
+// Activation offload (`parallel.offload.activations: cpu`, DeepSpeed cpu_checkpointing): seconds per layer
+// and micro-batch to copy the layer's checkpointed input to the host in the forward pass, and the same
+// again to bring it back before its recompute. The copies are synchronous on the compute stream (DeepSpeed
+// runtime/activation_checkpointing/checkpointing.py: CheckpointFunction.forward copies the inputs with
+// .cpu() / copy_to_device(cpu), backward with move_to_device(cuda) before running the forward again), so
+// they are exposed in full. 0 without activation offload.
+double activation_offload_seconds(const Scenario& s, const HardwareProfile& hw, const OpGraph& g);
 
 }  // namespace tp

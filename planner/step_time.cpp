@@ -19,9 +19,11 @@ struct LayerWork {
   double tp_layer_f = 0, tp_layer_b = 0, cp_layer_f = 0, cp_layer_b = 0, ep_layer_f = 0, ep_layer_b = 0;
   double recompute_layer = 0;  // forward work repeated in the backward pass
   double recompute_comm = 0;   // its communication (full recompute repeats the forward's collectives)
+  double host_copy = 0;        // the checkpointed input's copy to (forward) or from (backward) the host
 };
 
-LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl) {
+LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl,
+                     const HardwareProfile& hw) {
   const ParallelSpec& p = s.parallel;
   const bool fused_code = layer_code_of(s.training) == LayerCode::fused;
   OpTimeContext c = context;
@@ -58,6 +60,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       w.recompute_comm = w.tp_layer_f + w.cp_layer_f + w.ep_layer_f;
       break;
   }
+  w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
   return w;
 }
 
@@ -67,6 +70,7 @@ struct SlowestStage {
   double worst = -1;
   double worst_f = 0, worst_b = 0, worst_compute = 0, worst_recompute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0;
   double worst_wgrad = 0;
+  double worst_host_copy = 0;  // activation offload copies, both directions
 };
 
 // Stage times per micro-batch: one StageTiming per stage into r.stages, and the slowest stage.
@@ -79,8 +83,8 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
   r.stages.reserve(static_cast<size_t>(p.pp));
   for (int i = 0; i < p.pp; ++i) {
     const double L = p.layers_per_stage[static_cast<size_t>(i)];
-    double f = L * (layer.fwd + tp_layer_f + cp_layer_f + ep_layer_f);
-    double bwd = L * (layer.bwd + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm);
+    double f = L * (layer.fwd + tp_layer_f + cp_layer_f + ep_layer_f + w.host_copy);
+    double bwd = L * (layer.bwd + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm + w.host_copy);
     double compute = L * (layer.fwd + layer.bwd);
     if (i == 0) {
       f += w.emb.fwd;
@@ -97,10 +101,12 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
     const double wgrad = 0.5 * L * layer.gemm_bwd;
     const double comm_f = L * (tp_layer_f + cp_layer_f + ep_layer_f);
     const double comm_b = L * (tp_layer_b + cp_layer_b + ep_layer_b + recompute_comm);
+    // The activation offload copies sit on the compute stream at each layer's start (forward) and before its
+    // recompute (backward): inside the forward and recompute durations the simulator splits per layer.
     st.forward = Seconds(f - comm_f);
-    st.recompute = Seconds(L * recompute_layer);
+    st.recompute = Seconds(L * (recompute_layer + w.host_copy));
     st.backward_weight = Seconds(wgrad);
-    st.backward_input = Seconds(bwd - comm_b - L * recompute_layer - wgrad);
+    st.backward_input = Seconds(bwd - comm_b - L * (recompute_layer + w.host_copy) - wgrad);
     st.comm_forward = Seconds(comm_f);
     st.comm_backward = Seconds(comm_b);
     r.stages.push_back(st);
@@ -115,6 +121,7 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
       x.worst_cp = L * (cp_layer_f + cp_layer_b + (recompute_comm > 0 ? cp_layer_f : 0));
       x.worst_ep = L * (ep_layer_f + ep_layer_b + (recompute_comm > 0 ? ep_layer_f : 0));
       x.worst_wgrad = 0.5 * L * layer.gemm_bwd;
+      x.worst_host_copy = 2 * L * w.host_copy;
     }
   }
   return x;
@@ -190,7 +197,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
   const CommLayout cl = comm_layout(s, hw);
 
-  const LayerWork w = layer_work(s, g, c, cl);
+  const LayerWork w = layer_work(s, g, c, cl, hw);
   const SlowestStage x = stage_loop(p, w, r);
   r.forward_per_micro_batch = Seconds(x.worst_f);
   r.backward_per_micro_batch = Seconds(x.worst_b);
@@ -227,6 +234,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   r.exposed.ep = Seconds(m * x.worst_ep);
   r.exposed.pp = Seconds(pp_exposed);
   r.exposed.dp = Seconds(dp_exposed);
+  r.exposed.offload = Seconds(m * x.worst_host_copy);
   r.bubble = Seconds(pipeline - m * x.worst);
   r.optimizer = Seconds(optimizer);
   r.step = Seconds(pipeline + pp_exposed + step_end.tp + dp_exposed + optimizer);

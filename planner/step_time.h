@@ -14,15 +14,17 @@ namespace tp {
 
 struct ExposedComm {
   Seconds tp, cp, ep, pp, dp;
-  Seconds total() const { return tp + cp + ep + pp + dp; }
+  Seconds offload;  // activation offload's host copies (synchronous, planner/offload_time.h)
+  Seconds total() const { return tp + cp + ep + pp + dp + offload; }
 };
 
 // Durations of one pipeline stage for ONE micro-batch (the simulator's task durations).
 struct StageTiming {
-  Seconds forward;          // compute of the forward pass (embedding/head included on first/last stage)
+  Seconds forward;          // compute of the forward pass (embedding/head included on first/last stage), with
+                            // the activation offload's copies to the host
   Seconds backward_input;   // input-gradient part of the backward pass
   Seconds backward_weight;  // weight-gradient GEMMs (deferred by zero-bubble schedules)
-  Seconds recompute;        // forward recomputation before the backward pass
+  Seconds recompute;        // forward recomputation before the backward pass, with the copies back from the host
   Seconds comm_forward;     // exposed TP/CP/EP communication of the forward pass
   Seconds comm_backward;    // likewise for the backward pass (and the recompute)
   // Once per step, not per micro-batch (so not in total()): the stage's end-of-step collectives after the

@@ -6,6 +6,8 @@
 // direction from the catalog (A100 32 GB/s, H100 64 GB/s) at the profile's efficiency.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "estimate.h"
 #include "hardware_profile.h"
 #include "offload_time.h"
@@ -69,6 +71,54 @@ TEST(OffloadTime, ZeroOffloadStepOfOneConfiguration) {
   const double shard = e.stages[0].parameters / 32.0;
   const double hand = 8 * shard * 30 / 327.68e9 + shard * 2 / (32e9 * hw.pcie_efficiency);
   EXPECT_NEAR(t.optimizer.value, hand, 1e-9 * hand);
+}
+
+// Activation offload (DeepSpeed cpu_checkpointing): each layer's checkpointed input, s x b x h x 2 B =
+// 2048 x 1 x 8192 x 2 = 33,554,432 B in fp16, goes to the host in the forward pass and back before its
+// recompute, blocking the compute stream both times. 64 sequences over 32 GPUs: 2 micro-batches, 8 layers.
+TEST(OffloadTime, ActivationOffloadCopiesEachCheckpointDownAndUp) {
+  const std::string training = "framework: deepspeed, precision: fp16, grad_precision: fp16, optimizer: adamw";
+  const Scenario on = offload_scenario("dgx-a100", training, "optimizer: cpu, activations: cpu");
+  const Scenario off = offload_scenario("dgx-a100", training, "optimizer: cpu");
+  const HardwareProfile hw = profile_for(on);
+  const double pcie = 32e9 * hw.pcie_efficiency;
+  const double per_copy = 2048.0 * 8192 * 2 / pcie;
+  const OpGraph g = build_op_graph(on.model, on.training, on.parallel.tp);
+  EXPECT_NEAR(activation_offload_seconds(on, hw, g), per_copy, 1e-15);
+  EXPECT_DOUBLE_EQ(activation_offload_seconds(off, hw, g), 0.0);
+  const StepTime t_on = step_time(on, g, estimate(on, g), hw);
+  const StepTime t_off = step_time(off, g, estimate(off, g), hw);
+  const double hand = 2 /* micro-batches */ * 8 /* layers */ * 2 /* down and up */ * per_copy;
+  EXPECT_NEAR(t_on.exposed.offload.value, hand, 1e-12);
+  // The step grows by at most the copies: a ZeRO-3 gather already in flight on its own stream runs on
+  // beside a copy (planner: the copies are part of the forward and backward windows the gathers hide in).
+  EXPECT_GT(t_on.step.value - t_off.step.value, 0.5 * hand);
+  EXPECT_LE(t_on.step.value - t_off.step.value, hand * (1 + 1e-12));
+  EXPECT_DOUBLE_EQ(t_off.exposed.offload.value, 0.0);
+  // One checkpoint every 2 layers: half the copies.
+  Scenario every2 = on;
+  every2.parallel.recompute.mode = RecomputeMode::every;
+  every2.parallel.recompute.every = 2;
+  EXPECT_NEAR(activation_offload_seconds(every2, hw, g), per_copy / 2, 1e-15);
+}
+
+// The JSON contract: time.exposed_comm.offload carries the copies, and the step's parts still add up
+// (compute + recompute + bubble + optimizer + exposed communication = step; docs/json-output.md).
+TEST(OffloadTime, JsonReportsTheCopiesAsAPartOfTheStep) {
+  const std::string file =
+      "\"" + test::source_path("scenarios/validation/sharded/deepspeed-azure-530b-512xa100-mbs8-s1024.yaml") + "\"";
+  const test::RunResult r = test::run_trainplan("evaluate " + file + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json t = nlohmann::json::parse(r.output).at("time");
+  const nlohmann::json& x = t.at("exposed_comm");
+  // 105 layers x 2 copies of s x b x h x 2 B = 1024 x 8 x 20480 x 2 B over 32 GB/s x pcie_efficiency 0.8.
+  EXPECT_NEAR(x.at("offload").get<double>(), 105 * 2 * (1024.0 * 8 * 20480 * 2) / (32e9 * 0.8), 1e-9);
+  double exposed = 0;
+  for (const char* k : {"tp", "cp", "ep", "pp", "dp", "offload"}) exposed += x.at(k).get<double>();
+  EXPECT_NEAR(x.at("total").get<double>(), exposed, 1e-9);
+  const double parts = t.at("compute").get<double>() + t.at("recompute").get<double>() + t.at("bubble").get<double>() +
+                       t.at("optimizer").get<double>() + exposed;
+  EXPECT_NEAR(parts, t.at("step_seconds").get<double>(), 1e-9 * parts);
 }
 
 }  // namespace
