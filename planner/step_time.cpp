@@ -145,10 +145,20 @@ double pipeline_time(const ParallelSpec& p, const SlowestStage& x, double m) {
 StepEndComm step_end_syncs(const ParallelSpec& p, const OpGraph& g, const CommLayout& cl, StepTime& r) {
   StepEndComm longest;
   const double sp_layer = sequence_parallel_parameters(g, 1, false, p.ep), sp_head = sequence_parallel_parameters(g, 0, true, p.ep);
+  // Stages with the same parameters and the same place in the pipeline's ends sync alike: the middle
+  // stages of a long pipeline reuse the stage before's (a sweep evaluates this for every layout).
+  StepEndComm end;
+  double end_params = -1;
+  bool end_is_end = false;
   for (int i = 0; i < p.pp; ++i) {
     StageTiming& st = r.stages[static_cast<size_t>(i)];
     const double sp_params = p.layers_per_stage[static_cast<size_t>(i)] * sp_layer + (i == p.pp - 1 ? sp_head : 0.0);
-    const StepEndComm end = step_end_comm(g.step, cl, i, sp_params);
+    const bool is_end = i == 0 || i == p.pp - 1;
+    if (sp_params != end_params || is_end != end_is_end) {
+      end = step_end_comm(g.step, cl, i, sp_params);
+      end_params = sp_params;
+      end_is_end = is_end;
+    }
     st.step_end_tp = Seconds(end.tp);
     st.step_end_ends = Seconds(end.pp_ends);
     if (end.total() > longest.total()) longest = end;
