@@ -58,7 +58,6 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
     case CommBytes::weights: return stage_parameters * stored_bytes(l.precision);
     case CommBytes::fixed: return c.bytes;
     case CommBytes::parameter_gradients: return tp_share(c.bytes, c.split, l.tp, l.sp) * element_bytes(l.grad_precision);
-    case CommBytes::sequence_parallel_gradients: return stage_parameters * element_bytes(l.grad_precision);
   }
   return 0.0;
 }

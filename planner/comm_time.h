@@ -37,8 +37,8 @@ bool applies(const Comm& c, const CommLayout& l);
 
 // Bytes of ONE collective of the entry on one GPU, in the size convention of planner/collectives.h:
 // activations per micro-batch (the entry's bytes split per its rule, divided by cp, x micro-batch);
-// gradients and weights of `stage_parameters` (sequence_parallel_gradients: the stage's sequence-parallel
-// parameters).
+// gradients and weights of `stage_parameters` (the sequence-parallel gradient all-reduce: the stage's
+// sequence-parallel parameters, which its caller passes).
 double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters = 0.0);
 
 // Seconds of the entry's collectives of one pass per micro-batch (count x (group - 1 when per peer) x

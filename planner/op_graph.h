@@ -61,14 +61,11 @@ enum class CommWhen : std::uint8_t { always, zero0, zero1_or_2, zero_any, zero3,
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {
   activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
-  gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision)
+  gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision); for the
+                // sequence-parallel gradient all-reduce, the stage's sequence_parallel_parameters
   weights,      // the stage's parameters x the stored bytes of the training precision
   fixed,        // `bytes` as they are, whatever the split and micro-batch (one value per tensor: FP8 amax)
   parameter_gradients,  // `bytes` counts parameters (divided per `split` over tp) x the gradient element bytes
-  // The stage's parameters replicated across TP whose gradients are partial sums under sequence parallelism
-  // (norm weights and biases, row-parallel biases, the MoE router: sequence_parallel_parameters) x the
-  // gradient element bytes.
-  sequence_parallel_gradients,
 };
 
 // The collective one pass runs: `count` of them per micro-batch (per step for gradients/weights);

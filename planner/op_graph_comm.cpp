@@ -88,7 +88,7 @@ void add_tied_embedding_grad_all_reduce(std::vector<Op>& step, double embedding_
 
 void add_sequence_parallel_grad_all_reduce(std::vector<Op>& step) {
   collective_op(step, "sequence_parallel_grad_all_reduce", Block::step, CommGroup::tp, CommOverlap::step_end,
-                CommBytes::sequence_parallel_gradients, 0.0, TpSplit::none, kNone, one(Collective::all_reduce))
+                CommBytes::gradients, 0.0, TpSplit::none, kNone, one(Collective::all_reduce))
       .comm.when = CommWhen::sequence_parallel;
 }
 
