@@ -42,6 +42,16 @@ void check_links(const ClusterSpec& cl, Collector& c) {
   }
 }
 
+// The fewest layers stage `stage` of `stages` may hold when each stage is split into `vpp` chunks of
+// floor(L / vpp) or ceil(L / vpp) layers: vpp, or vpp - 1 on the first and last stage, whose one empty
+// chunk holds only the embedding or only the output layer and loss (Llama 3 405B: 126 layers on 16
+// stages, one layer fewer on the first and the last, Dubey et al. 2024, section 3.3.2; Megatron-Core's
+// `pipeline_model_parallel_layout` places chunks the same way).
+int fewest_stage_layers(int stage, int stages, int vpp) {
+  const bool end = stage == 0 || stage == stages - 1;
+  return std::max(1, end ? vpp - 1 : vpp);
+}
+
 }  // namespace
 
 void auto_layers_per_stage(int layers, int stages, std::vector<int>& out) {
@@ -90,14 +100,16 @@ std::vector<Problem> resolve_layout(Scenario& s) {
     return c.out;
   }
   if (p.layers_auto) {
-    const int chunks = p.pp * p.vpp;
-    if (p.vpp > 1 && s.model.layers % chunks != 0) {
+    auto_layers_per_stage(s.model.layers, p.pp, p.layers_per_stage);
+    for (int i = 0; i < p.pp; ++i) {
+      const int l = p.layers_per_stage[static_cast<size_t>(i)], fewest = fewest_stage_layers(i, p.pp, p.vpp);
+      if (l >= fewest) continue;
       c.add("parallel.vpp", "model.layers",
-            "the interleaved schedule needs model.layers (" + num(s.model.layers) +
-                ") divisible by pp × vpp = " + num(chunks) + "; change vpp or give parallel.layers_per_stage");
+            "the interleaved schedule splits each stage's layers into vpp = " + num(p.vpp) + " chunks, and " +
+                num(s.model.layers) + " layers on pp = " + num(p.pp) + " stages leave stage " + num(i) + " with " +
+                num(l) + " (it needs at least " + num(fewest) + "); lower vpp or give parallel.layers_per_stage");
       return c.out;
     }
-    auto_layers_per_stage(s.model.layers, p.pp, p.layers_per_stage);
   }
   return c.out;
 }
@@ -159,10 +171,10 @@ void check_layout_and_stages(const Scenario& s, Collector& c) {
       sum += l;
       if (l < 1) {
         c.add("parallel.layers_per_stage", "", "stage " + num(static_cast<long long>(i)) + " has no layers");
-      } else if (l % p.vpp != 0) {
+      } else if (l < fewest_stage_layers(static_cast<int>(i), p.pp, p.vpp)) {
         c.add("parallel.layers_per_stage", "parallel.vpp",
-              "stage " + num(static_cast<long long>(i)) + " has " + num(l) + " layers, not divisible by vpp = " +
-                  num(p.vpp));
+              "stage " + num(static_cast<long long>(i)) + " has " + num(l) + " layers, fewer than its " +
+                  num(p.vpp) + " interleaved chunks (vpp; the first and last stage may have one chunk with no layer)");
       }
     }
     if (sum != m.layers) {

@@ -28,14 +28,18 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
         const long long per_replica = global / dp;
         for (int ep = 1; ep <= (m.moe.enabled() ? m.moe.experts : 1); ++ep) {
           if (m.moe.enabled() && (m.moe.experts % ep != 0 || (dp * cp) % ep != 0)) continue;
-          // Schedules: 1F1B and ZB-H1 with one chunk; interleaved with v chunks when the layers divide.
+          // Schedules: 1F1B and ZB-H1 with one chunk; interleaved with v chunks when the layers divide, or
+          // divide with the embedding and the output layer each counted as one (first and last stage one
+          // layer lighter, as Llama 3 405B: 126 layers, pp 16, docs/model.md §7).
           struct Sched { Schedule schedule; int vpp; };
           std::vector<Sched> schedules = {{Schedule::one_f_one_b, 1}};
           if (pp > 1) {
             schedules.push_back({Schedule::gpipe, 1});
             schedules.push_back({Schedule::zb_h1, 1});
             for (int v = 2; v <= o.max_vpp; ++v) {
-              if (m.layers % (pp * v) == 0) schedules.push_back({Schedule::interleaved, v});
+              if (m.layers % (pp * v) == 0 || (m.layers + 2) % (pp * v) == 0) {
+                schedules.push_back({Schedule::interleaved, v});
+              }
             }
           }
           for (const Sched& sc : schedules) {

@@ -141,8 +141,6 @@ def model_of(run):
                "mbridge2511-llama31-405b": "llama3.1-405b", "nemo-automodel-llama31-70b": "llama3.1-70b"}
     for prefix, preset in presets.items():
         if run["id"].startswith(prefix):
-            if preset == "llama3.1-405b":
-                return {"preset": preset, "layers": 128}, None, ["model: catalog preset %s" % preset]
             return preset, None, ["model: catalog preset %s (same shape as the source's model)" % preset]
     raise ValueError("no model for " + run["id"])
 
@@ -257,11 +255,12 @@ def setup_of(run, shape):
                 "overlap": {"grad_reduce": True, "param_gather": True, "tp_comm": True}})
     if vpp > 1 and run["model"]["layers"] % (p["pp"] * vpp):
         # Megatron-Bridge llama3.1-405b recipe: account_for_embedding_in_pipeline_split and
-        # account_for_loss_in_pipeline_split (126 + 2 = 128 slots on pp x vpp = 64 chunks). trainplan needs
-        # every stage's layers divisible by vpp, so the model gets 128 layers (+1.6 % FLOPs).
+        # account_for_loss_in_pipeline_split (126 + 2 = 128 slots on pp x vpp = 64 chunks): the automatic
+        # split gives the first and last stage one layer fewer, whose one chunk then holds only the
+        # embedding or the output layer and loss (docs/model.md section 7, "Uneven chunks").
         notes.append("layers %d on pp %d x vpp %d: Megatron-Bridge counts embedding and loss as a layer each in the "
-                     "split; not expressible (stage layers must divide by vpp), modelled as %d layers (+%.1f %% FLOPs)"
-                     % (run["model"]["layers"], p["pp"], vpp, run["model"]["layers"] + 2, 200 / run["model"]["layers"]))
+                     "split: the first and last stage one layer lighter (trainplan's automatic split)"
+                     % (run["model"]["layers"], p["pp"], vpp))
     if "distributed optimizer not stated" in p["sharding"] or "DDP" in p["sharding"]:
         notes.append("distributed optimizer: default of the NeMo / Megatron-Bridge recipes (ZeRO-1)")
     return tr, par, notes

@@ -32,10 +32,11 @@ TEST(SweepAuto, MeshesOfFourGpusEqualTheHandListedSet) {
   // tp x pp x cp dividing 4 GPUs (tp | 4 heads, pp | 4 layers, 1024 % 2cp == 0):
   std::set<std::tuple<int, int, int, int, int>> expected = {
       {1, 1, 1, 1, f1b}, {1, 1, 2, 1, f1b}, {1, 1, 4, 1, f1b}, {2, 1, 1, 1, f1b}, {2, 1, 2, 1, f1b}, {4, 1, 1, 1, f1b},
-      // pp 2: 1F1B, GPipe, ZB-H1 and interleaved with v = 2 (4 layers = 2 stages x 2 chunks)
-      {1, 2, 1, 1, f1b}, {1, 2, 1, 1, gp}, {1, 2, 1, 1, zb}, {1, 2, 1, 2, il},
-      {1, 2, 2, 1, f1b}, {1, 2, 2, 1, gp}, {1, 2, 2, 1, zb}, {1, 2, 2, 2, il},
-      {2, 2, 1, 1, f1b}, {2, 2, 1, 1, gp}, {2, 2, 1, 1, zb}, {2, 2, 1, 2, il},
+      // pp 2: 1F1B, GPipe, ZB-H1 and interleaved with v = 2 (4 layers = 2 stages x 2 chunks) and v = 3
+      // (4 layers + embedding + output layer = 2 stages x 3 chunks, the Llama 3 split)
+      {1, 2, 1, 1, f1b}, {1, 2, 1, 1, gp}, {1, 2, 1, 1, zb}, {1, 2, 1, 2, il}, {1, 2, 1, 3, il},
+      {1, 2, 2, 1, f1b}, {1, 2, 2, 1, gp}, {1, 2, 2, 1, zb}, {1, 2, 2, 2, il}, {1, 2, 2, 3, il},
+      {2, 2, 1, 1, f1b}, {2, 2, 1, 1, gp}, {2, 2, 1, 1, zb}, {2, 2, 1, 2, il}, {2, 2, 1, 3, il},
       // pp 4: one layer per stage, no interleaving
       {1, 4, 1, 1, f1b}, {1, 4, 1, 1, gp}, {1, 4, 1, 1, zb}};
   EXPECT_EQ(meshes, expected);
