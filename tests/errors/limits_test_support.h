@@ -4,10 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "error_test_support.h"
 #include "test_support.h"
 
 namespace tp::limtest {
@@ -16,6 +15,8 @@ namespace tp::limtest {
 constexpr double kMaxSeconds = 20.0;
 constexpr long kMaxKiB = 2L << 20;  // 2 GiB of address space (not applied under ASan, which reserves more)
 
+using errtest::temp_path;
+using errtest::write_file;
 using test::run_shell;
 
 struct BoundedRun {
@@ -36,16 +37,6 @@ inline BoundedRun run_bounded(const std::string& args) {
   r.result = run_shell(limit + "exec timeout 60 " + std::string(TRAINPLAN_BINARY) + " " + args);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
-}
-
-inline std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / name).string();
-}
-
-inline std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
 }
 
 // A YAML alias bomb of `levels` levels, nine aliases each (9^levels leaves), as the lines of a

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "error_test_support.h"
 #include "test_support.h"
 
 namespace tp {
@@ -47,51 +47,39 @@ TEST(CliErrors, ContradictorySetExitsOneNamingBothFields) {
 
 // training.fp8_recipe without precision fp8: exit 1, the file, line, column and key on stderr.
 TEST(CliErrors, Fp8RecipeWithoutFp8ExitsOneNamingFileLineAndKey) {
-  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-fp8-recipe.yaml";
-  {
-    std::ofstream out(path);
-    out << "name: t\n"
-           "model: llama3.1-8b\n"
-           "cluster: {preset: dgx-h100, nodes: 1}\n"
-           "training: {sequence_length: 4096, global_batch: 64, precision: bf16, fp8_recipe: current}\n"
-           "parallel: {tp: 2, pp: 2}\n";
-  }
-  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  const std::string path =
+      errtest::write_file("trainplan-cli-fp8-recipe.yaml",
+                          "name: t\n"
+                          "model: llama3.1-8b\n"
+                          "cluster: {preset: dgx-h100, nodes: 1}\n"
+                          "training: {sequence_length: 4096, global_batch: 64, precision: bf16, fp8_recipe: current}\n"
+                          "parallel: {tp: 2, pp: 2}\n");
+  test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   // line 4; "training: {sequence_length: 4096, global_batch: 64, precision: bf16, fp8_recipe: " is 81
   // characters, so "current" starts at column 82.
-  EXPECT_THAT(r.output, HasSubstr(path.string() + ":4:82: training.fp8_recipe: "));
+  EXPECT_THAT(r.output, HasSubstr(path + ":4:82: training.fp8_recipe: "));
   EXPECT_THAT(r.output, HasSubstr("precision: fp8"));
 }
 
 TEST(CliErrors, ScenarioFileErrorShowsFileLineColumn) {
-  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-bad.yaml";
-  {
-    std::ofstream out(path);
-    out << "name: t\n"
-           "model: llama3.1-8b\n"
-           "cluster: {preset: dgx-h100, nodes: 1}\n"
-           "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
-           "parallel: {tp: 2, pp: 2, schedule: 1f1c}\n";
-  }
-  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  const std::string path = errtest::write_file("trainplan-cli-bad.yaml",
+                                               "name: t\n"
+                                               "model: llama3.1-8b\n"
+                                               "cluster: {preset: dgx-h100, nodes: 1}\n"
+                                               "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+                                               "parallel: {tp: 2, pp: 2, schedule: 1f1c}\n");
+  test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(path.string() + ":5:36: parallel.schedule: "));
+  EXPECT_THAT(r.output, HasSubstr(path + ":5:36: parallel.schedule: "));
   EXPECT_THAT(r.output, HasSubstr("did you mean '1f1b'"));
   std::filesystem::remove(path);
 }
 
+// The error tests' base scenario (errtest::Yaml: llama3.1-8b on one DGX H100, tp 2, pp 2) from a file.
 TEST(CliErrors, ValidScenarioFileExitsZero) {
-  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "trainplan-cli-good.yaml";
-  {
-    std::ofstream out(path);
-    out << "name: t\n"
-           "model: llama3.1-8b\n"
-           "cluster: {preset: dgx-h100, nodes: 1}\n"
-           "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
-           "parallel: {tp: 2, pp: 2}\n";
-  }
-  test::RunResult r = test::run_trainplan("evaluate '" + path.string() + "'");
+  const std::string path = errtest::write_file("trainplan-cli-good.yaml", errtest::Yaml{}.str());
+  test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ::testing::Not(HasSubstr("error")));
   std::filesystem::remove(path);

@@ -17,6 +17,8 @@ namespace {
 
 using errtest::at;
 using errtest::load_error;
+using errtest::temp_path;
+using errtest::write_file;
 using errtest::Yaml;
 using ::testing::HasSubstr;
 
@@ -117,17 +119,11 @@ TEST(MissingValues, RunTotalFactorsAreBounded) {
   EXPECT_EQ(p.field, "costs.gpu_hour");
 }
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
 // Issue case: on a 2-node workstation preset `simulate` never returned (the event engine ran at
 // now = inf), nor did `evaluate --simulate` and `sweep --simulate-top`. Now each stops at the loader
 // (a sweep rejects every point with the field as the reason: no feasible point, exit 2).
 TEST(MissingValues, SimulatorsNeverSeeAMissingLink) {
-  const std::string path = write_temp("trainplan-two-workstations.yaml",
+  const std::string path = write_file("trainplan-two-workstations.yaml",
                                       "model: llama3.1-8b\ncluster: {preset: workstation-4x4090, nodes: 2}\n"
                                       "training: {global_batch: 8}\nparallel: {tp: 1, pp: 1}\n");
   for (const std::string& args : {"simulate '" + path + "'", "evaluate --simulate '" + path + "'"}) {
@@ -144,10 +140,10 @@ TEST(MissingValues, SimulatorsNeverSeeAMissingLink) {
 // Issue case: in a sweep, points without an inter-node link counted as feasible and ranked under
 // "Best layouts" with step inf; the CSV held inf. Now they are rejected with the field as the reason.
 TEST(MissingValues, SweepRejectsPointsWithoutALink) {
-  const std::string path = write_temp("trainplan-workstation.yaml",
+  const std::string path = write_file("trainplan-workstation.yaml",
                                       "model: gpt2-124m\ncluster: {preset: workstation-4x4090}\n"
                                       "training: {global_batch: 64}\nparallel: {tp: 1, pp: 1}\n");
-  const std::string csv = (std::filesystem::path(::testing::TempDir()) / "trainplan-link.csv").string();
+  const std::string csv = temp_path("trainplan-link.csv");
   const auto r = test::run_trainplan("sweep '" + path + "' --grid cluster.nodes=1,2 --format json --csv '" + csv +
                                      "' --csv-all");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -164,9 +160,9 @@ TEST(MissingValues, SweepRejectsPointsWithoutALink) {
 
 // Issue case: an empty file, a comment-only file or a directory said "error: --set: model: required".
 TEST(MissingValues, EmptyCommentOnlyAndDirectoryNameTheFile) {
-  const std::string empty = write_temp("trainplan-empty.yaml", "");
-  const std::string comments = write_temp("trainplan-comments.yaml", "# nothing here\n\n# still nothing\n");
-  const std::string dir = (std::filesystem::path(::testing::TempDir()) / "trainplan-a-dir.yaml").string();
+  const std::string empty = write_file("trainplan-empty.yaml", "");
+  const std::string comments = write_file("trainplan-comments.yaml", "# nothing here\n\n# still nothing\n");
+  const std::string dir = temp_path("trainplan-a-dir.yaml");
   std::filesystem::create_directories(dir);
   for (const std::string& path : {empty, comments, dir}) {
     for (const std::string& args : {"evaluate '" + path + "'", "simulate '" + path + "'",

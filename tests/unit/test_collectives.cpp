@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "catalog.h"
 #include "collectives.h"
@@ -280,31 +281,25 @@ TEST(CollectiveTopology, BuiltinDgxH100PresetUnits) {
   EXPECT_NEAR(t.inter.latency.value, 14e-6, 1e-15);
 }
 
+// {ranks_per_node, nodes} of group_shape(size, stride, gpus_per_node): one comparison shows both.
+std::pair<int, int> ranks_per_node_and_nodes(int size, int stride, int gpus_per_node) {
+  const GroupShape g = group_shape(size, stride, gpus_per_node);
+  return {g.ranks_per_node, g.nodes};
+}
+
 TEST(CollectiveGroupShape, MegatronLayout) {
   // TP 8 innermost on 8-GPU nodes: the whole group on one node.
-  GroupShape g = group_shape(8, 1, 8);
-  EXPECT_EQ(g.ranks_per_node, 8);
-  EXPECT_EQ(g.nodes, 1);
+  EXPECT_EQ(ranks_per_node_and_nodes(8, 1, 8), std::make_pair(8, 1));
   // DP 16 outside TP 8: one rank per node, 16 nodes.
-  g = group_shape(16, 8, 8);
-  EXPECT_EQ(g.ranks_per_node, 1);
-  EXPECT_EQ(g.nodes, 16);
+  EXPECT_EQ(ranks_per_node_and_nodes(16, 8, 8), std::make_pair(1, 16));
   // DP 4 outside TP 2: 8 / 2 = 4 DP ranks share a node.
-  g = group_shape(4, 2, 8);
-  EXPECT_EQ(g.ranks_per_node, 4);
-  EXPECT_EQ(g.nodes, 1);
+  EXPECT_EQ(ranks_per_node_and_nodes(4, 2, 8), std::make_pair(4, 1));
   // DP 16 outside TP 2: 4 per node on 4 nodes.
-  g = group_shape(16, 2, 8);
-  EXPECT_EQ(g.ranks_per_node, 4);
-  EXPECT_EQ(g.nodes, 4);
+  EXPECT_EQ(ranks_per_node_and_nodes(16, 2, 8), std::make_pair(4, 4));
   // A group smaller than the node: clamped to its size.
-  g = group_shape(2, 1, 8);
-  EXPECT_EQ(g.ranks_per_node, 2);
-  EXPECT_EQ(g.nodes, 1);
+  EXPECT_EQ(ranks_per_node_and_nodes(2, 1, 8), std::make_pair(2, 1));
   // Stride larger than the node (PP outside TP 8 x DP 4).
-  g = group_shape(4, 32, 8);
-  EXPECT_EQ(g.ranks_per_node, 1);
-  EXPECT_EQ(g.nodes, 4);
+  EXPECT_EQ(ranks_per_node_and_nodes(4, 32, 8), std::make_pair(1, 4));
 }
 
 TEST(CollectiveGroupShape, ParallelGroupsFollowMegatronOrder) {
