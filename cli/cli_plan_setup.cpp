@@ -64,10 +64,15 @@ void add_sweep_command(CLI::App& app, CliCommands& commands) {
 }
 
 void add_validate_command(CLI::App& app, CliCommands& commands) {
-  auto dir = std::make_shared<std::string>(TRAINPLAN_VALIDATION_DIR);
+  struct Options {
+    std::string dir = TRAINPLAN_VALIDATION_DIR;
+    std::string format = "table";
+  };
+  auto opts = std::make_shared<Options>();
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
-  validate->add_option("--dir", *dir, "Folder with index.yaml and the validation scenarios");
-  commands.push_back({validate, [dir] { return run_validate(*dir); }});
+  validate->add_option("--dir", opts->dir, "Folder with index.yaml and the validation scenarios");
+  add_format_option(*validate, opts->format);
+  commands.push_back({validate, [opts] { return run_validate(opts->dir, opts->format); }});
 }
 
 void add_report_command(CLI::App& app, CliCommands& commands) {

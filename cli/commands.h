@@ -36,16 +36,19 @@ struct ValidationRow {
   std::string scenario, source, name;
   std::string failure_class;  // index.yaml `class` (sharded set), "" where absent
   std::string gpu;            // the scenario's GPU (catalog key)
-  double measured_step = 0;   // seconds (or implied by the published tokens/s per GPU)
+  double measured_step = 0;   // seconds (or implied by the published tokens/s per GPU); 0: out of memory
   double predicted_step = 0;  // seconds
   double mfu = 0;
+  // Measured steps with memory (the real H100 steps): torch.cuda.max_memory_allocated against the
+  // predicted total - overhead, in bytes; `oom`: the run did not fit, `predicted_to_fit` what we say.
+  bool has_memory = false;
+  double measured_memory = 0, predicted_memory = 0;
+  bool oom = false, predicted_to_fit = true;
 };
+// The published runs of dir/index.yaml (each `measured` has step_seconds or tokens_per_second_per_gpu).
 std::vector<ValidationRow> validation_rows(const std::string& dir);
-int run_validate(const std::string& dir);
-// The real H100 PyTorch steps of dir/h100-pytorch (printed after the published runs).
-int run_validate_h100_pytorch(const std::string& dir);
-// The published sharded / Megatron-Core runs of dir/sharded, grouped by failure class.
-int run_validate_sharded(const std::string& dir);
+// `trainplan validate`: every set under `dir` (cli/validate_sets.h), as tables or as JSON.
+int run_validate(const std::string& dir, const std::string& format);
 int run_catalog(const std::string& what, const std::string& format);
 
 struct SweepCommandOptions {

@@ -1,0 +1,136 @@
+// `trainplan validate` output: one table per set with the error per run and the summaries (per GPU; per
+// failure class in the sharded set; step time and memory in the real-step set), or the same as JSON
+// (docs/json-output.md, "trainplan validate --format json"). Errors are predicted / measured - 1.
+#include <cstdio>
+#include <string>
+
+#include "error_summary.h"
+#include "validate_sets.h"
+
+namespace tp {
+namespace {
+
+void print_published(const ValidationSet& set) {
+  std::printf("%-52s %14s %14s %9s %7s\n", "run", "measured [s]", "predicted [s]", "error", "MFU");
+  ErrorSummary all;
+  GroupedErrors by_gpu;
+  for (const auto& r : set.rows) {
+    const double err = step_error(r);
+    all.add(err);
+    by_gpu[r.gpu].add(err);
+    std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step, 100 * err,
+                100 * r.mfu);
+  }
+  print_groups("gpu", by_gpu);
+  all.print("step time");
+}
+
+void print_sharded(const ValidationSet& set) {
+  std::printf("\nPublished sharded and Megatron-Core runs (%s)\n", set.index.c_str());
+  std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
+  ErrorSummary all;
+  GroupedErrors by_class, by_gpu;
+  for (const auto& r : set.rows) {
+    const double err = step_error(r);
+    all.add(err);
+    by_class[r.failure_class].add(err);
+    by_gpu[r.gpu].add(err);
+    std::printf("%-52s %-22s %12.3f %12.3f %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(), r.measured_step,
+                r.predicted_step, 100 * err, 100 * r.mfu);
+  }
+  print_groups("class", by_class);
+  print_groups("gpu", by_gpu);
+  all.print("step time");
+}
+
+void print_steps(const ValidationSet& set) {
+  std::printf("\nReal H100 steps, PyTorch + Hugging Face (%s)\n", set.index.c_str());
+  std::printf("%-34s %10s %10s %8s %11s %11s %8s\n", "run", "meas. [s]", "pred. [s]", "error", "meas. [GB]", "pred. [GB]",
+              "error");
+  ErrorSummary step, memory;
+  for (const auto& r : set.rows) {
+    if (r.oom) {
+      std::printf("%-34s %10s %10.3f %8s %11s %11.2f   out of memory; predicted %s\n", r.name.c_str(), "-",
+                  r.predicted_step, "", "OOM", r.predicted_memory / 1e9, r.predicted_to_fit ? "to fit" : "not to fit");
+      continue;
+    }
+    const double es = step_error(r), em = r.predicted_memory / r.measured_memory - 1.0;
+    step.add(es);
+    memory.add(em);
+    std::printf("%-34s %10.3f %10.3f %7.1f%% %11.2f %11.2f %7.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step,
+                100 * es, r.measured_memory / 1e9, r.predicted_memory / 1e9, 100 * em);
+  }
+  step.print("step time");
+  memory.print("memory (total - overhead vs peak allocated)");
+}
+
+nlohmann::json summary_json(const ErrorSummary& e) {
+  return {{"runs", e.n}, {"mean_absolute_error", e.mean()}, {"signed_mean_error", e.signed_mean()},
+          {"max_absolute_error", e.worst}};
+}
+
+nlohmann::json groups_json(const GroupedErrors& groups) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, e] : groups) j[name] = summary_json(e);
+  return j;
+}
+
+nlohmann::json row_json(const ValidationRow& r) {
+  nlohmann::json j = {{"run", r.name}, {"scenario", r.scenario}, {"gpu", r.gpu},
+                      {"predicted_step_seconds", r.predicted_step}, {"mfu", r.mfu}};
+  if (!r.source.empty()) j["source"] = r.source;
+  if (!r.failure_class.empty()) j["class"] = r.failure_class;
+  if (!r.oom) {
+    j["measured_step_seconds"] = r.measured_step;
+    j["step_error"] = step_error(r);
+  }
+  if (r.has_memory) {
+    j["predicted_allocated_bytes"] = r.predicted_memory;
+    j["predicted_to_fit"] = r.predicted_to_fit;
+    j["out_of_memory"] = r.oom;
+    if (!r.oom) {
+      j["measured_peak_allocated_bytes"] = r.measured_memory;
+      j["memory_error"] = r.predicted_memory / r.measured_memory - 1.0;
+    }
+  }
+  return j;
+}
+
+nlohmann::json set_json(const ValidationSet& set) {
+  nlohmann::json runs = nlohmann::json::array();
+  ErrorSummary step, memory;
+  GroupedErrors by_gpu, by_class;
+  for (const auto& r : set.rows) {
+    runs.push_back(row_json(r));
+    if (r.oom) continue;
+    step.add(step_error(r));
+    by_gpu[r.gpu].add(step_error(r));
+    if (!r.failure_class.empty()) by_class[r.failure_class].add(step_error(r));
+    if (r.has_memory) memory.add(r.predicted_memory / r.measured_memory - 1.0);
+  }
+  nlohmann::json j = {{"index", set.index}, {"runs", runs}, {"step_time", summary_json(step)}, {"by_gpu", groups_json(by_gpu)}};
+  if (set.kind == ValidationKind::sharded) j["by_class"] = groups_json(by_class);
+  if (set.kind == ValidationKind::steps) j["memory"] = summary_json(memory);
+  return j;
+}
+
+}  // namespace
+
+void print_validation_tables(const std::vector<ValidationSet>& sets) {
+  for (const ValidationSet& set : sets) {
+    switch (set.kind) {
+      case ValidationKind::published: print_published(set); break;
+      case ValidationKind::sharded: print_sharded(set); break;
+      case ValidationKind::steps: print_steps(set); break;
+    }
+  }
+}
+
+nlohmann::json validation_json(const std::vector<ValidationSet>& sets) {
+  nlohmann::json j;
+  j["units"] = {{"time", "seconds"}, {"memory", "bytes"}, {"errors", "fraction: predicted / measured - 1"}};
+  for (const ValidationSet& set : sets) j["sets"][set.key] = set_json(set);
+  return j;
+}
+
+}  // namespace tp
