@@ -10,58 +10,67 @@
 namespace tp {
 namespace {
 
+// The summaries of a set over its measured runs (a run that ran out of memory has no error): step time
+// whole and per GPU, per failure class where the index gives one, memory where the run measured it. The
+// tables and the JSON print these same numbers.
+struct SetSummary {
+  ErrorSummary step, memory;
+  GroupedErrors by_gpu, by_class;
+};
+
+SetSummary summarize(const ValidationSet& set) {
+  SetSummary s;
+  for (const auto& r : set.rows) {
+    if (r.oom) continue;
+    s.step.add(step_error(r));
+    s.by_gpu[r.gpu].add(step_error(r));
+    if (!r.failure_class.empty()) s.by_class[r.failure_class].add(step_error(r));
+    if (r.has_memory) s.memory.add(memory_error(r));
+  }
+  return s;
+}
+
 void print_published(const ValidationSet& set) {
   std::printf("%-52s %14s %14s %9s %7s\n", "run", "measured [s]", "predicted [s]", "error", "MFU");
-  ErrorSummary all;
-  GroupedErrors by_gpu;
   for (const auto& r : set.rows) {
-    const double err = step_error(r);
-    all.add(err);
-    by_gpu[r.gpu].add(err);
-    std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step, 100 * err,
-                100 * r.mfu);
+    std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step,
+                100 * step_error(r), 100 * r.mfu);
   }
-  print_groups("gpu", by_gpu);
-  all.print("step time");
+  const SetSummary s = summarize(set);
+  print_groups("gpu", s.by_gpu);
+  s.step.print("step time");
 }
 
 void print_sharded(const ValidationSet& set) {
   std::printf("\nPublished sharded and Megatron-Core runs (%s)\n", set.index.c_str());
   std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
-  ErrorSummary all;
-  GroupedErrors by_class, by_gpu;
   for (const auto& r : set.rows) {
-    const double err = step_error(r);
-    all.add(err);
-    by_class[r.failure_class].add(err);
-    by_gpu[r.gpu].add(err);
     std::printf("%-52s %-22s %12.3f %12.3f %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(), r.measured_step,
-                r.predicted_step, 100 * err, 100 * r.mfu);
+                r.predicted_step, 100 * step_error(r), 100 * r.mfu);
   }
-  print_groups("class", by_class);
-  print_groups("gpu", by_gpu);
-  all.print("step time");
+  const SetSummary s = summarize(set);
+  print_groups("class", s.by_class);
+  print_groups("gpu", s.by_gpu);
+  s.step.print("step time");
 }
 
 void print_steps(const ValidationSet& set) {
   std::printf("\nReal H100 steps, PyTorch + Hugging Face (%s)\n", set.index.c_str());
   std::printf("%-34s %10s %10s %8s %11s %11s %8s\n", "run", "meas. [s]", "pred. [s]", "error", "meas. [GB]", "pred. [GB]",
               "error");
-  ErrorSummary step, memory;
   for (const auto& r : set.rows) {
     if (r.oom) {
       std::printf("%-34s %10s %10.3f %8s %11s %11.2f   out of memory; predicted %s\n", r.name.c_str(), "-",
                   r.predicted_step, "", "OOM", r.predicted_memory / 1e9, r.predicted_to_fit ? "to fit" : "not to fit");
-      continue;
+    } else {
+      std::printf("%-34s %10.3f %10.3f %7.1f%% %11.2f %11.2f %7.1f%%\n", r.name.c_str(), r.measured_step,
+                  r.predicted_step, 100 * step_error(r), r.measured_memory / 1e9, r.predicted_memory / 1e9,
+                  100 * memory_error(r));
     }
-    const double es = step_error(r), em = r.predicted_memory / r.measured_memory - 1.0;
-    step.add(es);
-    memory.add(em);
-    std::printf("%-34s %10.3f %10.3f %7.1f%% %11.2f %11.2f %7.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step,
-                100 * es, r.measured_memory / 1e9, r.predicted_memory / 1e9, 100 * em);
   }
-  step.print("step time");
-  memory.print("memory (total - overhead vs peak allocated)");
+  const SetSummary s = summarize(set);
+  s.step.print("step time");
+  s.memory.print("memory (total - overhead vs peak allocated)");
 }
 
 nlohmann::json summary_json(const ErrorSummary& e) {
@@ -90,7 +99,7 @@ nlohmann::json row_json(const ValidationRow& r) {
     j["out_of_memory"] = r.oom;
     if (!r.oom) {
       j["measured_peak_allocated_bytes"] = r.measured_memory;
-      j["memory_error"] = r.predicted_memory / r.measured_memory - 1.0;
+      j["memory_error"] = memory_error(r);
     }
   }
   return j;
@@ -98,19 +107,11 @@ nlohmann::json row_json(const ValidationRow& r) {
 
 nlohmann::json set_json(const ValidationSet& set) {
   nlohmann::json runs = nlohmann::json::array();
-  ErrorSummary step, memory;
-  GroupedErrors by_gpu, by_class;
-  for (const auto& r : set.rows) {
-    runs.push_back(row_json(r));
-    if (r.oom) continue;
-    step.add(step_error(r));
-    by_gpu[r.gpu].add(step_error(r));
-    if (!r.failure_class.empty()) by_class[r.failure_class].add(step_error(r));
-    if (r.has_memory) memory.add(r.predicted_memory / r.measured_memory - 1.0);
-  }
-  nlohmann::json j = {{"index", set.index}, {"runs", runs}, {"step_time", summary_json(step)}, {"by_gpu", groups_json(by_gpu)}};
-  if (set.kind == ValidationKind::sharded) j["by_class"] = groups_json(by_class);
-  if (set.kind == ValidationKind::steps) j["memory"] = summary_json(memory);
+  for (const auto& r : set.rows) runs.push_back(row_json(r));
+  const SetSummary s = summarize(set);
+  nlohmann::json j = {{"index", set.index}, {"runs", runs}, {"step_time", summary_json(s.step)}, {"by_gpu", groups_json(s.by_gpu)}};
+  if (set.kind == ValidationKind::sharded) j["by_class"] = groups_json(s.by_class);
+  if (set.kind == ValidationKind::steps) j["memory"] = summary_json(s.memory);
   return j;
 }
 

@@ -26,6 +26,8 @@ std::vector<ValidationSet> validation_sets(const std::string& dir);
 
 // The step-time error of a row, predicted / measured - 1 (a row that ran out of memory has none).
 inline double step_error(const ValidationRow& r) { return r.predicted_step / r.measured_step - 1.0; }
+// The memory error of a measured real step, predicted total - overhead / peak allocated - 1.
+inline double memory_error(const ValidationRow& r) { return r.predicted_memory / r.measured_memory - 1.0; }
 
 void print_validation_tables(const std::vector<ValidationSet>& sets);
 nlohmann::json validation_json(const std::vector<ValidationSet>& sets);
