@@ -1,8 +1,10 @@
-// Fitter of power: idle watts = median of the idle phase; busy_fraction = GEMM-phase watts / TDP.
+// Fitter of power: idle watts = median of the idle phase; busy_fraction = GEMM-phase watts / TDP; the
+// sustained clock from the GEMM phase's rate.
 #include <algorithm>
 #include <cmath>
 
 #include "fit_internal.h"
+#include "gemm_time.h"
 
 namespace tp::fit_detail {
 
@@ -31,11 +33,15 @@ void fit_power(const Measurements& m, const FitOptions& o, FitResult& r) {
   } else if (!gemm.empty()) {
     r.report.notes.push_back("power: the GPU has no TDP in the catalog; busy_fraction kept");
   }
-  // Sustained GEMM rate: the phase's bf16 GEMMs run for seconds at the power cap (docs/calibration.md,
-  // "Power"); its FLOP/s over the bf16 peak bounds the GEMMs of fused training steps (docs/model.md §15).
-  const double peak = o.cluster.gpu.peak_for(Precision::bf16).value;
-  if (!gemm_rate.empty() && peak > 0) {
-    r.profile.sustained_gemm_bf16 = std::clamp(median_of(gemm_rate) / peak, 0.01, 1.0);
+  // Sustained clock: the phase's bf16 8192^3 GEMMs run back to back for seconds at the power cap; their
+  // rate against the same GEMM's burst time (the fitted profile) is the clock they held against the
+  // clock of the bursts (docs/model.md §15, "Sustained clock").
+  const GemmDims phase_gemm{8192, 8192, 8192};
+  const double burst = phase_gemm.flops() / gemm_seconds(r.profile, o.cluster.gpu, Precision::bf16, phase_gemm).value;
+  if (!gemm_rate.empty() && r.profile.clock_hz > 0 && burst > 0) {
+    r.profile.sustained_clock_hz = r.profile.clock_hz * std::min(1.0, median_of(gemm_rate) / burst);
+  } else if (!gemm_rate.empty()) {
+    r.report.notes.push_back("power: the measurements record no SM clock; the sustained clock is not fitted");
   }
 }
 

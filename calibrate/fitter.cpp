@@ -42,6 +42,9 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   r.profile.gpu = gpu.key;
   r.provenance = {m.device.name, m.software.driver, m.software.cuda_runtime, m.software.cublas, m.software.cudnn,
                   m.created, utc_now_iso8601(), options.sources};
+  // The clock the bursts ran at: the highest SM clock sampled while busy, else the device's maximum.
+  const double clock_mhz = m.clocks.sm_mhz_max > 0 ? m.clocks.sm_mhz_max : m.device.sm_clock_max_mhz;
+  if (clock_mhz > 0) r.profile.clock_hz = clock_mhz * 1e6;
   fit_gemm(m, options, r);
   fit_attention(m, options, r);
   fit_memory(m, options, r);

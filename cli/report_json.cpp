@@ -4,6 +4,7 @@
 #include <string>
 
 #include "report.h"
+#include "sustained_clock.h"
 
 namespace tp {
 namespace {
@@ -101,6 +102,9 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                {"slowest_stage", t.slowest_stage},
                {"mfu", t.mfu},
                {"hfu", t.hfu}};
+  j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
+                 {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
+                 {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                      {"tflops_per_gpu", t.tflops_per_gpu}};
@@ -136,6 +140,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
     for (const char* key : {"expected_failures", "lost_work_seconds", "restart_seconds"}) j["run"]["failures"].erase(key);
   }
   j["units"]["time"] = "seconds";
+  j["units"]["clocks"] = "Hz (tensor_time_scale: a factor)";
   j["units"]["run"] = "seconds, GPU-hours, USD, kWh, kg CO2";
   return j;
 }

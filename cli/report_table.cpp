@@ -5,6 +5,7 @@
 
 #include "format_units.h"
 #include "report.h"
+#include "sustained_clock.h"
 
 namespace tp {
 namespace {
@@ -167,6 +168,11 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   const std::string step = t.step.value < 1e4 ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
   out << "\n  Step time   " << step << "  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
+  const double sustained = cluster_sustained_clock_hz(s.cluster, hw), rates = profile_rates_clock_hz(hw, s.cluster.gpu);
+  if (sustained > 0 && rates > 0 && sustained != rates) {
+    out << "    tensor-core kernels at the sustained clock " << format_fixed(sustained * 1e-6, 0) << " MHz of the profile's "
+        << format_fixed(rates * 1e-6, 0) << " MHz (x" << format_fixed(rates / sustained, 3) << " GEMM and attention time)\n";
+  }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "
         << format_fixed(std::fabs(simulated / t.step - 1.0) < 5e-4 ? 0.0 : 100.0 * (simulated / t.step - 1.0), 1)

@@ -59,10 +59,4 @@ Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision pr
   return Seconds(std::max(fitted.value, align1));
 }
 
-double sustained_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision) {
-  if (hw.sustained_gemm_bf16 <= 0 || (precision != Precision::bf16 && precision != Precision::fp16)) return 0.0;
-  const double peak = gpu.peak_for(precision).value;
-  return peak > 0 ? 1.0 / (peak * hw.sustained_gemm_bf16) : 0.0;
-}
-
 }  // namespace tp

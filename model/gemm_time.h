@@ -42,9 +42,4 @@ bool gemm_aligned(Precision precision, const GemmDims& d);
 // (the model's latency + FLOPs / (kUnalignedGemmShareOfPeak x peak)).
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d);
 
-// Seconds per FLOP at the rate back-to-back GEMMs sustain under the power cap (the profile's
-// power.sustained_gemm_bf16, measured by the power suite's GEMM phase): a floor for the GEMMs of a fused
-// training step, which run back to back for seconds. 16-bit GEMMs only; 0 when not measured.
-double sustained_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision);
-
 }  // namespace tp

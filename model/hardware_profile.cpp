@@ -74,6 +74,9 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = {0.40, 0, 0, 0};
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
+  // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock; the others were set from
+  // training runs, at the sustained clock (clock 0; docs/model.md §13 and §15, "Sustained clock").
+  if (gpu.generation == "hopper") p.clock_hz = gpu.boost_clock_hz;
   // ---- Hopper kernel-class efficiencies (Hopper GPUs without a measured profile of their own) ----
   // Achieved GB/s of PyTorch's kernels on one H100 SXM at the largest measured size
   // (shared/measurements/h100-sxm/torch-attention-and-kernels.json, scripts/fused_ref.py) divided by

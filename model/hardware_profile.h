@@ -74,9 +74,12 @@ struct HardwareProfile {
   double pcie_efficiency = 0.8;
   Watts idle_power;              // per GPU
   double busy_power_fraction = 0.8;  // average training power / TDP
-  // Fraction of the bf16 peak that back-to-back GEMMs sustain under the power cap (the power suite's
-  // GEMM phase, seconds long, against the microsecond bursts of gemm_measured); 0 = not measured.
-  double sustained_gemm_bf16 = 0;
+  // SM clock (Hz) its GEMM and fused-attention rates were measured at (a calibration's bursts); 0 = the
+  // rates are sustained training rates already (model/sustained_clock.h).
+  double clock_hz = 0;
+  // SM clock (Hz) back-to-back GEMMs held in the power suite's GEMM phase, seconds long at the power cap;
+  // 0 = not measured.
+  double sustained_clock_hz = 0;
 
   const GemmModel& gemm_for(Precision p) const { return gemm[static_cast<size_t>(p)]; }
   // The measured time of exactly this GEMM, or nullptr.

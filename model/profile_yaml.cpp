@@ -128,7 +128,7 @@ void read_rest(MapReader& r, HardwareProfile& p) {
     MapReader w(r.node("power"), "power", r.file());
     p.idle_power = Watts(w.quantity("idle", Dim::watts, p.idle_power.value));
     p.busy_power_fraction = w.number("busy_fraction", p.busy_power_fraction, 0.01, 1.5);
-    if (w.has("sustained_gemm_bf16")) p.sustained_gemm_bf16 = w.number("sustained_gemm_bf16", 0.0, 0.01, 1.0);
+    p.sustained_clock_hz = w.quantity("sustained_clock", Dim::frequency, p.sustained_clock_hz, 1.0);
     w.finish();
   }
 }
@@ -138,6 +138,7 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
   p.name = name;
   MapReader r(root, "", name);
   p.gpu = r.string("gpu", p.gpu);
+  p.clock_hz = r.quantity("clock", Dim::frequency, p.clock_hz, 1.0);
   read_gemm(r, p);
   read_gemm_measured(r, p);
   read_attention(r, p);
@@ -217,6 +218,7 @@ std::string profile_yaml(const HardwareProfile& p) {
   std::ostringstream out;
   out << "# trainplan hardware profile (docs/calibration.md)\n";
   out << "gpu: " << (p.gpu.empty() ? "\"\"" : p.gpu) << "\n";
+  if (p.clock_hz > 0) out << "clock: " << fmt(p.clock_hz * 1e-6) << " MHz  # SM clock of the measured GEMM and attention rates\n";
   write_gemm(out, p);
   out << "attention:\n  forward: " << curve_yaml(p.attention_forward) << "\n  backward: "
       << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
@@ -230,7 +232,7 @@ std::string profile_yaml(const HardwareProfile& p) {
       << ", latency: " << fmt(p.inter_node.latency.value * 1e6) << " us}\n";
   out << "pcie_efficiency: " << fmt(p.pcie_efficiency) << "\n";
   out << "power: {idle: " << fmt(p.idle_power.value) << " W, busy_fraction: " << fmt(p.busy_power_fraction);
-  if (p.sustained_gemm_bf16 > 0) out << ", sustained_gemm_bf16: " << fmt(p.sustained_gemm_bf16);
+  if (p.sustained_clock_hz > 0) out << ", sustained_clock: " << fmt(p.sustained_clock_hz * 1e-6) << " MHz";
   out << "}\n";
   return out.str();
 }

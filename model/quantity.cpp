@@ -31,7 +31,7 @@ struct Unit {
 };
 
 // Longest spellings first so that "B/s" is not taken for "B".
-constexpr std::array<Unit, 33> kUnits{{
+constexpr std::array<Unit, 34> kUnits{{
     {"FLOP/s", Dim::flop_rate, 1.0, true},
     {"FLOPS", Dim::flop_rate, 1.0, true},
     {"FLOP", Dim::flop, 1.0, true},
@@ -48,6 +48,7 @@ constexpr std::array<Unit, 33> kUnits{{
     {"bit", Dim::bytes, 1.0 / 8.0, true},
     {"B", Dim::bytes, 1.0, true},
     {"W", Dim::watts, 1.0, true},
+    {"Hz", Dim::frequency, 1.0, true},
     {"min", Dim::seconds, 60.0, false},
     {"ms", Dim::seconds, 1e-3, false},
     {"us", Dim::seconds, 1e-6, false},
@@ -110,6 +111,7 @@ const char* dim_name(Dim d) {
     case Dim::usd_per_hour: return "price per hour";
     case Dim::usd_per_kwh: return "energy price";
     case Dim::kg_per_kwh: return "carbon intensity";
+    case Dim::frequency: return "clock frequency";
   }
   return "quantity";
 }
@@ -127,6 +129,7 @@ const char* dim_example(Dim d) {
     case Dim::usd_per_hour: return "2.50 USD/h";
     case Dim::usd_per_kwh: return "0.10 USD/kWh";
     case Dim::kg_per_kwh: return "0.40 kg/kWh";
+    case Dim::frequency: return "1980 MHz";
   }
   return "";
 }

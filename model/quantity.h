@@ -21,6 +21,7 @@ enum class Dim {
   usd_per_hour,  // "2.50 USD/h"
   usd_per_kwh,   // "0.10 USD/kWh"
   kg_per_kwh,    // "0.40 kg/kWh"
+  frequency,     // "1980 MHz"
 };
 
 // A short name of the dimension and an example, for messages: {"data size", "80 GiB"}.
@@ -33,7 +34,7 @@ class UnitError : public std::runtime_error {
 };
 
 // Parses `text` as a quantity of dimension `dim`; returns the value in base SI units
-// (bytes, B/s, FLOP, FLOP/s, s, W, USD, USD/s, USD/J, kg/J). Throws UnitError with a
+// (bytes, B/s, FLOP, FLOP/s, s, W, USD, USD/s, USD/J, kg/J, Hz). Throws UnitError with a
 // message that says what was expected.
 double parse_quantity(std::string_view text, Dim dim);
 

@@ -95,6 +95,10 @@ struct GpuSpec {
   Watts tdp;
   ByteRate nvlink;  // per GPU, per direction; 0 = none
   ByteRate pcie;    // host link per direction
+  // SM clocks (Hz; 0 = not in the catalog): the datasheet's maximum boost, and the clock a GPU of a busy
+  // multi-GPU server holds under tensor-core load at its power cap (docs/model.md §15, "Sustained clock").
+  double boost_clock_hz = 0;
+  double sustained_clock_hz = 0;
   FlopRate peak_for(Precision p) const { return peak[static_cast<int>(p)]; }
 };
 
@@ -119,6 +123,7 @@ struct ClusterSpec {
   double oversubscription = 1.0;  // inter-node fabric: offered / available bisection bandwidth (>= 1)
   Bytes host_memory;  // per node, 0 = unknown
   Watts host_power;   // per node, from the cluster preset (costs.host_power_per_node overrides)
+  double sustained_clock_hz = 0;  // `sustained_clock`: the SM clock its GPUs hold under load; 0 = the default rule
   int gpus() const { return nodes * gpus_per_node; }
 };
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "work_limits.h"
@@ -196,7 +197,12 @@ double MapReader::quantity(const std::string& key, Dim dim, double def, double m
   } catch (const UnitError& e) {
     fail(key, e.what());
   }
-  if (v < min) fail(key, "value '" + s + "' must not be below " + std::to_string(min));
+  if (v < min) {
+    // Minima are in base units (bytes, seconds, Hz, ...): 0 or a token 1 for "positive", else a count.
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", min);
+    fail(key, "value '" + s + "' must be " + (min <= 0 ? std::string("at least 0") : min <= 1 ? std::string("positive") : "at least " + std::string(bound)));
+  }
   return v;
 }
 

@@ -34,15 +34,13 @@ PassTimes gemm_op_time(const Op& op, const OpTimeContext& c, double launch, doub
   const bool chunked = c.te_tp_overlap && op.flops_split == TpSplit::tp && !op.expert;
   const TpOverlapGemmPlan ub = chunked ? tp_overlap_gemm_plan(op.row_parallel, c.tp) : TpOverlapGemmPlan{};
   // Seconds per FLOP of one shape (model/gemm_time.h: measured, fitted, or cuBLAS's align1 fallback), the
-  // launch counted once per op below; at least the sustained rate where the profile measured one and the
-  // layer code runs its GEMMs back to back.
+  // launch counted once per op below, at the cluster's sustained clock (model/sustained_clock.h).
   const GpuSpec& gpu = c.s.cluster.gpu;
-  const double floor = c.back_to_back_gemms ? sustained_seconds_per_flop(c.hw, gpu, op.compute_precision) : 0.0;
   const auto per_flop = [&](const GemmDims& d, double splits) {
     if (d.flops() <= 0) return 0.0;
     const double t = splits > 1 ? chunked_gemm_seconds_per_flop(c.hw, gpu, op.compute_precision, d, splits, launch)
                                 : (gemm_seconds(c.hw, gpu, op.compute_precision, d).value - launch) / d.flops();
-    return std::max(floor, t);
+    return t * c.tensor_time_scale;
   };
   const double fwd = std::max(flops * per_flop(shapes.forward, ub.forward_splits), mem_time) + launch;
   const double bwd = std::max(0.5 * bwd_flops * (per_flop(shapes.input_grad, ub.dgrad_splits) + per_flop(shapes.weight_grad, 1)),
@@ -64,8 +62,10 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
   const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
   const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
-  double fwd = std::max(flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
-  double bwd = std::max(kAttentionBackwardFactor * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
+  // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock.
+  const double clock = fused ? c.tensor_time_scale : 1.0;
+  double fwd = std::max(clock * flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);
+  double bwd = std::max(clock * kAttentionBackwardFactor * flops / (c.peak_attn * eff_b), 2 * mem_time) + launch * (fused ? 1 : 4);
   if (!fused && !c.hw.attention_unfused_measured) {
     // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).
     const double scores = c.b / c.cp * static_cast<double>(c.s.model.heads) / c.tp * seq * static_cast<double>(c.s.training.sequence_length);

@@ -27,7 +27,7 @@ struct OpTimeContext {
   double b;                          // micro-batch, sequences
   double peak_gemm, peak_attn, bw;   // FLOP/s of the training precision and attention; effective HBM B/s
   bool te_tp_overlap = false;        // the layer's TP GEMMs run as Transformer Engine's overlap chunks (tp_overlap.h)
-  bool back_to_back_gemms = false;   // fused layer code: GEMMs at most at the sustained rate (gemm_time.h)
+  double tensor_time_scale = 1.0;    // compute-bound GEMM and fused-attention time x this (model/sustained_clock.h)
 };
 
 // Collective entries (OpKind::collective) take no compute time; planner/comm_time.h times them.

@@ -7,6 +7,7 @@
 #include "framework_rules.h"
 #include "op_times.h"
 #include "step_time_parts.h"
+#include "sustained_clock.h"
 #include "tp_overlap.h"
 
 namespace tp {
@@ -27,7 +28,6 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   const ParallelSpec& p = s.parallel;
   const bool fused_code = layer_code_of(s.training) == LayerCode::fused;
   OpTimeContext c = context;
-  c.back_to_back_gemms = fused_code;
   // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
   const bool te_overlap = p.tp > 1 && p.overlap_tp_comm && fused_code;
   c.te_tp_overlap = te_overlap;
@@ -201,8 +201,9 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const TrainingSpec& t = s.training;
   const GpuSpec& gpu = s.cluster.gpu;
   const bool sp = p.sequence_parallel && p.tp > 1;
-  const OpTimeContext c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
-                        attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
+  OpTimeContext c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
+                  attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
+  c.tensor_time_scale = tensor_time_scale(s.cluster, hw);
   const double m = static_cast<double>(e.micro_batches);
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
   const CommLayout cl = comm_layout(s, hw);

@@ -43,6 +43,7 @@ struct SyntheticTruth {
       {Collective::all_gather, 16, 2, 45e-6, 140e9},    {Collective::reduce_scatter, 16, 2, 47e-6, 145e9}};
   double idle_watts = 92, gemm_watts = 655, memory_watts = 420;
   double sustained_gemm_flops = 7.0e14;  // the gemm phase's back-to-back bf16 rate (FLOP/s)
+  double sm_clock_mhz = 1950;            // the highest SM clock sampled while busy (the bursts' clock)
 };
 
 inline ClusterSpec dgx_h100() {
@@ -71,6 +72,7 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
   m.device.name = "NVIDIA H100 80GB HBM3";
   m.device.gpu_key = gpu.key;
   m.device.count = 8;
+  m.clocks.sm_mhz_max = truth.sm_clock_mhz;
   m.settings.suites = {"gemm", "attention", "memory", "collectives", "power"};
   // GEMM: squares, skinny M, short K, and a few odd layer-like shapes.
   std::vector<GemmShape> shapes;

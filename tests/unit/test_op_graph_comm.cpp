@@ -16,6 +16,7 @@
 #include "hardware_profile.h"
 #include "op_graph.h"
 #include "op_times.h"
+#include "sustained_clock.h"
 #include "step_time.h"
 #include "tp_overlap.h"
 #include "tests/op_lookup.h"
@@ -179,7 +180,7 @@ TEST(OpGraphComm, ExposedTpIsTheEntriesLessTheOverlappableGemms) {
                     attention_peak(s.cluster.gpu, Precision::bf16).value,
                     s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
     c.te_tp_overlap = true;
-    c.back_to_back_gemms = true;
+    c.tensor_time_scale = tensor_time_scale(s.cluster, hw);  // the step's GEMMs run at the sustained clock
     const OpTimes layer = time_ops(g.layer, c);
     ASSERT_GT(layer.gemm_fwd, 0.0);
     ASSERT_LT(layer.gemm_bwd, per_pass);

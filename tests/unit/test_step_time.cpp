@@ -8,6 +8,7 @@
 #include "op_graph.h"
 #include "op_times.h"
 #include "plan.h"
+#include "sustained_clock.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -44,9 +45,10 @@ TEST(StepTime, BubbleMatchesTheScheduleClosedForms) {
   Plan zb = plan_of({"parallel.schedule=zb-h1"});
   const Scenario s = test::scenario(kBase, {});
   const HardwareProfile hw = default_profile(s.cluster.gpu);
-  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(s.training.precision).value,
-                        attention_peak(s.cluster.gpu, s.training.precision).value,
-                        s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
+  OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(s.training.precision).value,
+                  attention_peak(s.cluster.gpu, s.training.precision).value,
+                  s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
+  c.tensor_time_scale = tensor_time_scale(s.cluster, hw);  // a busy 4-GPU node: the sustained clock
   const OpTimes layer = time_ops(build_op_graph(s.model, s.training, 1).layer, c);
   const double wgrad = 8 * 0.5 * layer.gemm_bwd;
   const double stage = one.time.forward_per_micro_batch.value + one.time.backward_per_micro_batch.value;

@@ -71,6 +71,14 @@ TEST(ParseQuantity, Money) {
   expect_close(parse_quantity("400 g/kWh", Dim::kg_per_kwh), 0.40 / 3.6e6);
 }
 
+// Clock frequencies (GPU catalog clocks, cluster.sustained_clock): SI prefixes on Hz.
+TEST(ParseQuantity, Frequencies) {
+  EXPECT_EQ(parse_quantity("1980 MHz", Dim::frequency), 1980e6);
+  EXPECT_EQ(parse_quantity("1.83 GHz", Dim::frequency), 1.83e9);
+  EXPECT_THROW(parse_quantity("1980 W", Dim::frequency), UnitError);
+  EXPECT_THROW(parse_quantity("1980", Dim::frequency), UnitError);
+}
+
 TEST(ParseQuantity, Durations) {
   expect_close(parse_quantity("10 us", Dim::seconds), 1e-5);
   expect_close(parse_quantity("3.4 us", Dim::seconds), 3.4e-6);

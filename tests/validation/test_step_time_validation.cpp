@@ -49,13 +49,12 @@ TEST(StepTimeValidation, PublishedRunsWithinTargets) {
   // (docs/model.md §15; 5.6 % / 14.4 % before). Target 5 % / 12 %: met.
   EXPECT_LE(mean_k, 0.04);
   EXPECT_LE(worst[0], 0.07);
-  // NeMo H100 FP8: what the sourced physics reaches, 20.4 % mean / 23.8 % max when this tolerance was
-  // set (20.9 % / 24.2 % before Megatron's fused RoPE pass was timed, docs/model.md §15; 21.8 % / 25.1 % before Megatron's loss was timed from its counted traffic, 52 B per logit,
-  // docs/model.md §15; 21.3 % / 24.7 % before the kernel classes' row term made the FP8 casts 13 % faster,
-  // docs/calibration.md; 22.8 % / 27.2 % before Transformer Engine's TP-overlap costs, docs/model.md §15;
-  // 28.2 % / 31.5 % with the measured profile and no FP8 physics). Target 5 % / 12 %: NOT met.
-  EXPECT_LE(mean_n, 0.21);
-  EXPECT_LE(worst[1], 0.245);
+  // NeMo H100 FP8: 4.5 % mean / 8.1 % max since the GEMMs and fused attention of a busy 8-GPU node run
+  // at the sustained clock, 1575 of the calibration's 1980 MHz (docs/model.md §15, "Sustained clock"):
+  // target 5 % / 12 % met. Before: 20.4 % / 23.8 % (the same profile at burst clocks); 28.2 % / 31.5 %
+  // with the measured profile and no FP8 physics (docs/model.md §21 lists the FP8 rules added since).
+  EXPECT_LE(mean_n, 0.05);
+  EXPECT_LE(worst[1], 0.09);
 }
 
 }  // namespace
