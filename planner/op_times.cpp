@@ -70,7 +70,7 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
     // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).
     const double scores = c.b / c.cp * static_cast<double>(c.s.model.heads) / c.tp * seq * static_cast<double>(c.s.training.sequence_length);
     const UnfusedAttentionTime u = unfused_attention_time(flops, scores, stored_bytes(c.s.training.precision), c.s.model.dropout,
-                                                          c.s.training.precision, c.hw, c.s.cluster.gpu, launch);
+                                                          c.s.training.precision, c.hw, c.s.cluster.gpu, launch, c.tensor_time_scale);
     fwd = u.forward;
     bwd = u.backward;
   }

@@ -14,11 +14,13 @@ double unfused_score_bytes_backward(double bpv, bool dropout) {
 }
 
 UnfusedAttentionTime unfused_attention_time(double flops, double scores, double bpv, bool dropout, Precision precision,
-                                            const HardwareProfile& hw, const GpuSpec& gpu, double launch) {
+                                            const HardwareProfile& hw, const GpuSpec& gpu, double launch,
+                                            double gemm_time_scale) {
   UnfusedAttentionTime t;
   // FP8 training keeps attention in 16 bits (as attention_peak does).
   const Precision p = precision == Precision::fp8 ? Precision::bf16 : precision;
-  const double gemm_rate = gpu.peak_for(p).value * hw.gemm_for(p).efficiency;  // large-GEMM rate of the profile
+  // The profile's large-GEMM rate, at the cluster's sustained clock.
+  const double gemm_rate = gpu.peak_for(p).value * hw.gemm_for(p).efficiency / gemm_time_scale;
   const double bandwidth = gpu.memory_bandwidth.value * hw.memory_efficiency;
   if (gemm_rate <= 0 || bandwidth <= 0) return t;
   const double kernels_fwd = dropout ? 4.0 : 3.0;

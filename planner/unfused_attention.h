@@ -28,8 +28,10 @@ double unfused_score_bytes_backward(double bpv, bool dropout);
 // `flops`: forward FLOPs of QK^T and softmax(.)V on this GPU (full s^2 count: no causal skipping);
 // `scores`: elements of the score tensor on this GPU (b x heads/t x s x s); `precision`: the training
 // precision (fp8 training runs attention in bf16); `launch`: per kernel. GEMMs at the profile's
-// large-GEMM efficiency, score traffic at memory_efficiency x HBM.
+// large-GEMM efficiency (their time x `gemm_time_scale`: the sustained clock, model/sustained_clock.h),
+// score traffic at memory_efficiency x HBM.
 UnfusedAttentionTime unfused_attention_time(double flops, double scores, double bpv, bool dropout, Precision precision,
-                                            const HardwareProfile& hw, const GpuSpec& gpu, double launch);
+                                            const HardwareProfile& hw, const GpuSpec& gpu, double launch,
+                                            double gemm_time_scale = 1.0);
 
 }  // namespace tp

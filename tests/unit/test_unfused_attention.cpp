@@ -36,6 +36,11 @@ TEST(UnfusedAttention, TimeIsGemmsPlusScorePassesPlusLaunches) {
   const UnfusedAttentionTime t = unfused_attention_time(45e9, 100e6, 2.0, true, Precision::fp16, hw, a100, 4e-6);
   EXPECT_NEAR(t.forward, 1028.5e-6, 1e-9);
   EXPECT_NEAR(t.backward, 1611.5e-6, 1e-9);
+  // At a clock 1.25x slower (the sustained clock, model/sustained_clock.h) only the GEMMs stretch:
+  // forward 250 us instead of 200, backward 500 instead of 400.
+  const UnfusedAttentionTime slow = unfused_attention_time(45e9, 100e6, 2.0, true, Precision::fp16, hw, a100, 4e-6, 1.25);
+  EXPECT_NEAR(slow.forward, 1078.5e-6, 1e-9);
+  EXPECT_NEAR(slow.backward, 1711.5e-6, 1e-9);
   // FP8 training runs the chain in bf16: no bf16 peak here, so nothing is timed (0, never inf/NaN).
   const UnfusedAttentionTime none = unfused_attention_time(45e9, 100e6, 2.0, true, Precision::fp8, hw, a100, 4e-6);
   EXPECT_EQ(none.forward, 0.0);
