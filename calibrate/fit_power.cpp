@@ -36,13 +36,16 @@ void fit_power(const Measurements& m, const FitOptions& o, FitResult& r) {
   // Sustained clock: the phase's bf16 8192^3 GEMMs run back to back for seconds at the power cap; their
   // rate against the same GEMM's burst time (the fitted profile) is the clock they held against the
   // clock of the bursts (docs/model.md §15, "Sustained clock").
-  const GemmDims phase_gemm{8192, 8192, 8192};
-  const double burst = phase_gemm.flops() / gemm_seconds(r.profile, o.cluster.gpu, Precision::bf16, phase_gemm).value;
-  if (!gemm_rate.empty() && r.profile.clock_hz > 0 && burst > 0) {
-    r.profile.sustained_clock_hz = r.profile.clock_hz * std::min(1.0, median_of(gemm_rate) / burst);
-  } else if (!gemm_rate.empty()) {
+  if (gemm_rate.empty()) return;
+  if (r.profile.clock_hz <= 0) {
     r.report.notes.push_back("power: the measurements record no SM clock; the sustained clock is not fitted");
+    return;
   }
+  const GemmDims phase_gemm{8192, 8192, 8192};
+  const double burst_seconds = gemm_seconds(r.profile, o.cluster.gpu, Precision::bf16, phase_gemm).value;
+  if (burst_seconds <= 0) return;  // no bf16 peak: no burst rate to compare with
+  const double burst_rate = phase_gemm.flops() / burst_seconds;
+  r.profile.sustained_clock_hz = r.profile.clock_hz * std::min(1.0, median_of(gemm_rate) / burst_rate);
 }
 
 }  // namespace tp::fit_detail

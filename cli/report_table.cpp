@@ -168,10 +168,10 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   const std::string step = t.step.value < 1e4 ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
   out << "\n  Step time   " << step << "  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
-  const double sustained = cluster_sustained_clock_hz(s.cluster, hw), rates = profile_rates_clock_hz(hw, s.cluster.gpu);
-  if (sustained > 0 && rates > 0 && sustained != rates) {
-    out << "    tensor-core kernels at the sustained clock " << format_fixed(sustained * 1e-6, 0) << " MHz of the profile's "
-        << format_fixed(rates * 1e-6, 0) << " MHz (x" << format_fixed(rates / sustained, 3) << " GEMM and attention time)\n";
+  if (const double scale = tensor_time_scale(s.cluster, hw); scale != 1.0) {
+    out << "    tensor-core kernels at the sustained clock " << format_fixed(cluster_sustained_clock_hz(s.cluster, hw) * 1e-6, 0)
+        << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
+        << format_fixed(scale, 3) << " GEMM and attention time)\n";
   }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "

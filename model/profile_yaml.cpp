@@ -128,7 +128,7 @@ void read_rest(MapReader& r, HardwareProfile& p) {
     MapReader w(r.node("power"), "power", r.file());
     p.idle_power = Watts(w.quantity("idle", Dim::watts, p.idle_power.value));
     p.busy_power_fraction = w.number("busy_fraction", p.busy_power_fraction, 0.01, 1.5);
-    p.sustained_clock_hz = w.quantity("sustained_clock", Dim::frequency, p.sustained_clock_hz, 1.0);
+    p.sustained_clock_hz = w.quantity("sustained_clock", Dim::frequency, p.sustained_clock_hz, kAnyPositive);
     w.finish();
   }
 }
@@ -138,7 +138,7 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
   p.name = name;
   MapReader r(root, "", name);
   p.gpu = r.string("gpu", p.gpu);
-  p.clock_hz = r.quantity("clock", Dim::frequency, p.clock_hz, 1.0);
+  p.clock_hz = r.quantity("clock", Dim::frequency, p.clock_hz, kAnyPositive);
   read_gemm(r, p);
   read_gemm_measured(r, p);
   read_attention(r, p);

@@ -134,6 +134,24 @@ const char* dim_example(Dim d) {
   return "";
 }
 
+const char* dim_base_unit(Dim d) {
+  switch (d) {
+    case Dim::count: return "";
+    case Dim::bytes: return "B";
+    case Dim::byte_rate: return "B/s";
+    case Dim::flop: return "FLOP";
+    case Dim::flop_rate: return "FLOP/s";
+    case Dim::seconds: return "s";
+    case Dim::watts: return "W";
+    case Dim::usd: return "USD";
+    case Dim::usd_per_hour: return "USD/s";
+    case Dim::usd_per_kwh: return "USD/J";
+    case Dim::kg_per_kwh: return "kg/J";
+    case Dim::frequency: return "Hz";
+  }
+  return "";
+}
+
 double parse_quantity(std::string_view raw, Dim dim) {
   std::string_view text = trim(raw);
   if (text.empty()) fail(raw, dim, "empty value");

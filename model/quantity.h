@@ -27,6 +27,8 @@ enum class Dim {
 // A short name of the dimension and an example, for messages: {"data size", "80 GiB"}.
 const char* dim_name(Dim d);
 const char* dim_example(Dim d);
+// The base unit parse_quantity returns values in: "B", "B/s", "s", "Hz", ...; "" for a count.
+const char* dim_base_unit(Dim d);
 
 class UnitError : public std::runtime_error {
  public:

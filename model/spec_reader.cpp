@@ -8,7 +8,6 @@ namespace tp {
 namespace {
 
 constexpr std::int64_t kBig = std::numeric_limits<std::int64_t>::max() / 4;
-constexpr double kMinClockHz = 1.0;  // a clock, when given, is positive
 
 
 }  // namespace
@@ -72,8 +71,8 @@ GpuSpec read_gpu_fields(MapReader& r, GpuSpec g) {
   g.tdp = Watts(r.quantity("tdp", Dim::watts, g.tdp.value, 1.0));
   g.nvlink = ByteRate(r.quantity("nvlink", Dim::byte_rate, g.nvlink.value));
   g.pcie = ByteRate(r.quantity("pcie", Dim::byte_rate, g.pcie.value));
-  g.boost_clock_hz = r.quantity("boost_clock", Dim::frequency, g.boost_clock_hz, kMinClockHz);
-  g.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, g.sustained_clock_hz, kMinClockHz);
+  g.boost_clock_hz = r.quantity("boost_clock", Dim::frequency, g.boost_clock_hz, kAnyPositive);
+  g.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, g.sustained_clock_hz, kAnyPositive);
   return g;
 }
 
@@ -98,7 +97,7 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
   }
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));
   c.host_power = Watts(r.quantity("host_power", Dim::watts, c.host_power.value));
-  c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kMinClockHz);
+  c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kAnyPositive);
   return c;
 }
 

@@ -198,10 +198,12 @@ double MapReader::quantity(const std::string& key, Dim dim, double def, double m
     fail(key, e.what());
   }
   if (v < min) {
-    // Minima are in base units (bytes, seconds, Hz, ...): 0 or a token 1 for "positive", else a count.
+    // The minimum is in the base unit of `dim` (parse_quantity): "at least 1 W", "at least 1 B/s".
     char bound[32];
     std::snprintf(bound, sizeof bound, "%g", min);
-    fail(key, "value '" + s + "' must be " + (min <= 0 ? std::string("at least 0") : min <= 1 ? std::string("positive") : "at least " + std::string(bound)));
+    const std::string unit = dim_base_unit(dim);
+    const std::string need = min == kAnyPositive ? "positive" : "at least " + std::string(bound) + (unit.empty() ? "" : " " + unit);
+    fail(key, "value '" + s + "' must be " + need);
   }
   return v;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,10 @@
 #include "quantity.h"
 
 namespace tp {
+
+// The `min` of MapReader::quantity for a value that must be greater than 0 (a clock): the smallest
+// positive double, so that the error says "must be positive".
+inline constexpr double kAnyPositive = std::numeric_limits<double>::min();
 
 // Position of a node in its file; nodes made from --set have no mark and report "--set".
 SourceLocation location_of(const YAML::Node& node, const std::string& file);
@@ -41,6 +46,7 @@ class MapReader {
   double number(const std::string& key, double def, double min, double max);
   bool boolean(const std::string& key, bool def);
   std::string string(const std::string& key, const std::string& def);
+  // A quantity of `dim` in its base unit, at least `min` (kAnyPositive: greater than 0).
   double quantity(const std::string& key, Dim dim, double def, double min = 0.0);
 
   template <class E>

@@ -147,6 +147,13 @@ TEST(InputErrors, WrongUnitDimension) {
   EXPECT_TRUE(fails_at(y.str(), "3.35 TB/s", 0, "cluster.gpu.memory", {"is a bandwidth", "data size"}));
 }
 
+// A quantity below its minimum says the minimum in the base unit it is read in (model/quantity.h).
+TEST(InputErrors, BelowTheMinimumNamesItWithItsUnit) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, tdp: 0.5 W}}";
+  EXPECT_TRUE(fails_at(y.str(), "0.5 W", 0, "cluster.gpu.tdp", {"value '0.5 W' must be at least 1 W"}));
+}
+
 TEST(InputErrors, UnknownUnitInCosts) {
   Yaml y;
   y.extra = "costs: {gpu_hour: 2.5 EUR/h}\n";
