@@ -93,6 +93,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                {"recompute", t.recompute.value},
                {"bubble", t.bubble.value},
                {"optimizer", t.optimizer.value},
+               {"overlap_contention", t.overlap_contention.value},
                {"exposed_comm",
                 {{"tp", t.exposed.tp.value}, {"cp", t.exposed.cp.value}, {"ep", t.exposed.ep.value},
                  {"pp", t.exposed.pp.value}, {"dp", t.exposed.dp.value}, {"offload", t.exposed.offload.value},

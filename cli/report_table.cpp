@@ -184,6 +184,9 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
       << ms(t.exposed.ep) << ", pp " << ms(t.exposed.pp) << ", dp " << ms(t.exposed.dp);
   if (t.exposed.offload.value > 0) out << ", activation offload " << ms(t.exposed.offload);
   out << "\n";
+  if (t.overlap_contention.value > 0) {
+    out << "    compute slowed by the data-parallel traffic it hides: " << ms(t.overlap_contention) << " ms\n";
+  }
   out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << format_fixed(t.tokens_per_second_per_gpu, 0)
       << " tokens/s per GPU), " << format_fixed(t.tflops_per_gpu, 1) << " TFLOP/s per GPU, MFU "
       << format_fixed(100 * t.mfu, 1) << "%, HFU " << format_fixed(100 * t.hfu, 1) << "%\n";

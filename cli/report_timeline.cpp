@@ -37,6 +37,7 @@ int kind_series(sim::TaskKind k) {
     case TaskKind::collective_backward:
     case TaskKind::sp_grad_sync: return 5;
     case TaskKind::recompute: return 6;
+    case TaskKind::overlap_slowdown:
     case TaskKind::optimizer: return 7;
   }
   return 7;
@@ -44,7 +45,7 @@ int kind_series(sim::TaskKind k) {
 
 const char* kKindNames[8] = {"F forward",          "B backward",          "PP send / tied-embedding sync (link)",
                              "W weight gradient",  "DP reduce / gather (link)", "TP/CP/EP collectives",
-                             "R recompute",        "optimizer"};
+                             "R recompute",        "optimizer, overlap slowdown"};
 
 bool on_link(sim::TaskKind k) {
   const sim::TaskClass c = sim::task_class(k);

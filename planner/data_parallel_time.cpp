@@ -56,6 +56,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double gather = gather_entry != nullptr ? comm_seconds(*gather_entry, CommPass::forward, l, params) : 0.0;
   if (p.zero >= 1) r.gather = gather;
   if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
+  r.traffic = reduce + (p.zero >= 1 ? gather : 0.0);
   if (p.zero == 3) {
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
     // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
@@ -78,6 +79,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.recompute_pass = fw.recompute_regathers && p.recompute.mode == RecomputeMode::full;
     const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
     dp_exposed = zero3_exposed(z, modules.view());
+    // Every micro-batch gathers for its forward and its backward (and DeepSpeed's recompute once more).
+    r.traffic = m * (z.recompute_pass ? 3.0 : 2.0) * z.gather_pass + z.reduce;
   }
   r.exposed = dp_exposed;
   return r;

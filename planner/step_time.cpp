@@ -6,6 +6,7 @@
 #include "comm_time.h"
 #include "framework_rules.h"
 #include "op_times.h"
+#include "overlap_contention.h"
 #include "step_time_parts.h"
 #include "sustained_clock.h"
 #include "tp_overlap.h"
@@ -228,6 +229,8 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const DataParallelComm dp =
       data_parallel_comm(s, g, cl, stage.parameters, m, x.worst_f, x.worst_b, r.slowest_stage, offload.gather_h2d);
   const double dp_exposed = dp.exposed;
+  // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
+  const double contention = overlap_contention_seconds(dp.traffic - dp.exposed);
   if (cl.group(CommGroup::dp).size > 1) {
     r.dp_reduce = Seconds(dp.reduce);
     r.dp_buckets = dp.buckets;
@@ -248,7 +251,8 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   r.exposed.offload = Seconds(m * x.worst_host_copy);
   r.bubble = Seconds(pipeline - m * x.worst);
   r.optimizer = Seconds(optimizer);
-  r.step = Seconds(pipeline + pp_exposed + step_end.tp + dp_exposed + optimizer);
+  r.overlap_contention = Seconds(contention);
+  r.step = Seconds(pipeline + pp_exposed + step_end.tp + dp_exposed + contention + optimizer);
   summarize(s, e, hw, r);
 }
 

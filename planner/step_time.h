@@ -42,6 +42,7 @@ struct StepTime {
   Seconds recompute;   // forward recomputation on that stage
   Seconds bubble;      // pipeline fill/drain (and stage imbalance)
   Seconds optimizer;   // optimizer step (and offload transfers)
+  Seconds overlap_contention;  // compute lost to the data-parallel collectives it hides (overlap_contention.h)
   ExposedComm exposed;  // communication on the critical path, per kind
   Seconds forward_per_micro_batch;   // slowest stage, one micro-batch (with its exposed comm)
   Seconds backward_per_micro_batch;  // likewise, recompute included

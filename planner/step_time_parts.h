@@ -17,6 +17,7 @@ struct DataParallelComm {
   double exposed = 0;  // on the critical path after the overlap windows
   double reduce = 0;   // one gradient reduce (all-reduce or reduce-scatter), unoverlapped
   double gather = 0;   // one parameter all-gather (ZeRO >= 1), unoverlapped
+  double traffic = 0;  // every data-parallel collective of the step, seconds on the link (hidden + exposed)
   int buckets = 1;     // gradient buckets the reduce is split into
 };
 

@@ -279,6 +279,15 @@ class Builder {
       g().append_to_stream(stream, sp_sync);
       for (int b : buckets) g().add_dependency(b, sp_sync);
     }
+    // The planner charges the compute that hid data-parallel traffic its slowdown as one block (the
+    // simulator does not slow the overlapped tasks themselves): on the compute stream once the
+    // gradients are reduced, before the optimizer.
+    if (si.overlap_contention.value > 0) {
+      const int slowdown = g().add_task(make_task(TaskKind::overlap_slowdown, s, -1, -1, si.overlap_contention.value),
+                                        Placement{stream, 0});
+      g().append_to_stream(stream, slowdown);
+      for (int b : buckets) g().add_dependency(b, slowdown);
+    }
     int optimizer = -1;
     if (si.optimizer.value > 0) {
       optimizer = g().add_task(make_task(TaskKind::optimizer, s, -1, -1, si.optimizer.value), Placement{stream, 0});

@@ -66,6 +66,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
     st.dp_reduce = t.dp_reduce * ratio;
     st.dp_gather = t.dp_gather * ratio;
     st.optimizer = t.optimizer_step * ratio;
+    st.overlap_contention = t.overlap_contention * ratio;
     if (i < par.layers_per_stage.size()) st.layers = std::max(1, static_cast<int>(par.layers_per_stage[i]));
     if (have_memory) {
       st.planner_in_flight = mem[i].in_flight;

@@ -15,6 +15,7 @@ struct StageInputs {
   Seconds dp_reduce;   // the stage's gradient reduce, unoverlapped
   Seconds dp_gather;   // the stage's parameter all-gather (ZeRO), unoverlapped
   Seconds optimizer;   // the stage's optimizer step
+  Seconds overlap_contention;  // compute the stage loses to the data-parallel collectives it hides
   double planner_in_flight = 0;  // micro-batches the planner's memory model holds at the peak
   Bytes planner_activations;     // the planner's activation bytes of the stage
   int layers = 1;                // transformer layers of the stage (ZeRO-3 runs them as separate tasks)

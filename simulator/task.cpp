@@ -18,6 +18,7 @@ const char* task_code(TaskKind k) {
     case TaskKind::zero3_gather_forward: return "gather-F";
     case TaskKind::zero3_gather_backward: return "gather-B";
     case TaskKind::optimizer: return "optimizer";
+    case TaskKind::overlap_slowdown: return "overlap-slowdown";
     case TaskKind::sp_grad_sync: return "sp-grad-sync";
     case TaskKind::step_end_sync: return "grad-sync";
   }
@@ -31,6 +32,7 @@ TaskClass task_class(TaskKind k) {
     case TaskKind::backward_input:
     case TaskKind::backward_weight:
     case TaskKind::recompute:
+    case TaskKind::overlap_slowdown:
     case TaskKind::optimizer: return TaskClass::compute;
     case TaskKind::collective_forward:
     case TaskKind::collective_backward:

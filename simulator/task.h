@@ -20,6 +20,7 @@ enum class TaskKind : std::uint8_t {
   send_backward,        // PP gradient send to the previous virtual stage
   dp_reduce,            // one bucket of the data-parallel gradient reduce(-scatter)
   dp_gather,            // one bucket of the ZeRO parameter all-gather after the optimizer
+  overlap_slowdown,     // compute lost to the data-parallel collectives it hid (planner/overlap_contention.h)
   zero3_gather_forward,   // ZeRO-3: gather of the chunk's weights before its forward
   zero3_gather_backward,  // ZeRO-3: gather before its backward (or recompute)
   optimizer,            // optimizer step of the stage's shard

@@ -130,7 +130,7 @@ TEST(Schedules, EveryShapeRunsEachPassOnceAndFinishes) {
           in.stages = p;
           in.chunks = v;
           in.micro_batches = m;
-          in.stage.assign(static_cast<std::size_t>(p), sim::StageInputs{simtest::timing(1, 2, 0.5), {}, {}, {}, 0, {}});
+          in.stage.assign(static_cast<std::size_t>(p), sim::StageInputs{simtest::timing(1, 2, 0.5), {}, {}, {}, {}, 0, {}});
           in.p2p_hop = Seconds(0.25);
           const SimResult r = sim::simulate(in, SimOptions{});  // throws on a cycle or deadlock
           EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-12));

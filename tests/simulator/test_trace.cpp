@@ -51,7 +51,7 @@ TEST(Trace, OneEventPerTaskAndSpansReproduceTheStep) {
   double first = 1e300, last = 0;
   std::set<std::string> names;
   std::map<int, std::string> tracks;
-  const std::regex name_re(R"(^(F|B|W|R|comm-F|comm-B|send-F|send-B|reduce|gather|gather-F|gather-B|sp-grad-sync|grad-sync|optimizer) s\d+( c\d+)?( mb\d+)?( b\d+)?$)");
+  const std::regex name_re(R"(^(F|B|W|R|comm-F|comm-B|send-F|send-B|reduce|gather|gather-F|gather-B|sp-grad-sync|grad-sync|overlap-slowdown|optimizer) s\d+( c\d+)?( mb\d+)?( b\d+)?$)");
   for (const auto& e : events) {
     if (e.at("ph") == "M") {
       if (e.at("name") == "thread_name") tracks[e.at("tid").get<int>()] = e.at("args").at("name").get<std::string>();

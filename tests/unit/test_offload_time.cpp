@@ -103,7 +103,8 @@ TEST(OffloadTime, ActivationOffloadCopiesEachCheckpointDownAndUp) {
 }
 
 // The JSON contract: time.exposed_comm.offload carries the copies, and the step's parts still add up
-// (compute + recompute + bubble + optimizer + exposed communication = step; docs/json-output.md).
+// (compute + recompute + bubble + optimizer + overlap contention + exposed communication = step;
+// docs/json-output.md).
 TEST(OffloadTime, JsonReportsTheCopiesAsAPartOfTheStep) {
   const std::string file =
       "\"" + test::source_path("scenarios/validation/sharded/deepspeed-azure-530b-512xa100-mbs8-s1024.yaml") + "\"";
@@ -117,7 +118,7 @@ TEST(OffloadTime, JsonReportsTheCopiesAsAPartOfTheStep) {
   for (const char* k : {"tp", "cp", "ep", "pp", "dp", "offload"}) exposed += x.at(k).get<double>();
   EXPECT_NEAR(x.at("total").get<double>(), exposed, 1e-9);
   const double parts = t.at("compute").get<double>() + t.at("recompute").get<double>() + t.at("bubble").get<double>() +
-                       t.at("optimizer").get<double>() + exposed;
+                       t.at("optimizer").get<double>() + t.at("overlap_contention").get<double>() + exposed;
   EXPECT_NEAR(parts, t.at("step_seconds").get<double>(), 1e-9 * parts);
 }
 
