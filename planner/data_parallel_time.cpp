@@ -56,7 +56,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double gather = gather_entry != nullptr ? comm_seconds(*gather_entry, CommPass::forward, l, params) : 0.0;
   if (p.zero >= 1) r.gather = gather;
   if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
-  r.traffic = reduce + (p.zero >= 1 ? gather : 0.0);
+  if (p.zero < 3) r.traffic = reduce + (p.zero >= 1 ? gather : 0.0);
   if (p.zero == 3) {
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
     // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.

@@ -230,7 +230,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
       data_parallel_comm(s, g, cl, stage.parameters, m, x.worst_f, x.worst_b, r.slowest_stage, offload.gather_h2d);
   const double dp_exposed = dp.exposed;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
-  const double contention = overlap_contention_seconds(dp.traffic - dp.exposed);
+  const double contention = overlap_contention_seconds(dp.traffic - dp_exposed);
   if (cl.group(CommGroup::dp).size > 1) {
     r.dp_reduce = Seconds(dp.reduce);
     r.dp_buckets = dp.buckets;

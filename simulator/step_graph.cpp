@@ -263,6 +263,16 @@ class Builder {
     }
   }
 
+  // A task of `seconds` on stage s's compute stream, started once the gradient reduce `buckets` are
+  // done; -1 (no task) when `seconds` is not positive.
+  int add_after_reduce(TaskKind kind, int s, int stream, double seconds, const std::vector<int>& buckets) {
+    if (seconds <= 0) return -1;
+    const int t = g().add_task(make_task(kind, s, -1, -1, seconds), Placement{stream, 0});
+    g().append_to_stream(stream, t);
+    for (int b : buckets) g().add_dependency(b, t);
+    return t;
+  }
+
   // Stream order from the schedule, then the step-level tasks of the stage.
   void add_stage(int s, const StageOrder& order) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
@@ -273,27 +283,12 @@ class Builder {
                                                 : add_reduce_buckets(s, o);
     // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
     // data-parallel reduce is done (Megatron's finalize_model_grads), exposed on the compute stream.
-    int sp_sync = -1;
-    if (si.timing.step_end_tp.value > 0) {
-      sp_sync = g().add_task(make_task(TaskKind::sp_grad_sync, s, -1, -1, si.timing.step_end_tp.value), Placement{stream, 0});
-      g().append_to_stream(stream, sp_sync);
-      for (int b : buckets) g().add_dependency(b, sp_sync);
-    }
+    const int sp_sync = add_after_reduce(TaskKind::sp_grad_sync, s, stream, si.timing.step_end_tp.value, buckets);
     // The planner charges the compute that hid data-parallel traffic its slowdown as one block (the
     // simulator does not slow the overlapped tasks themselves): on the compute stream once the
     // gradients are reduced, before the optimizer.
-    if (si.overlap_contention.value > 0) {
-      const int slowdown = g().add_task(make_task(TaskKind::overlap_slowdown, s, -1, -1, si.overlap_contention.value),
-                                        Placement{stream, 0});
-      g().append_to_stream(stream, slowdown);
-      for (int b : buckets) g().add_dependency(b, slowdown);
-    }
-    int optimizer = -1;
-    if (si.optimizer.value > 0) {
-      optimizer = g().add_task(make_task(TaskKind::optimizer, s, -1, -1, si.optimizer.value), Placement{stream, 0});
-      g().append_to_stream(stream, optimizer);
-      for (int b : buckets) g().add_dependency(b, optimizer);
-    }
+    add_after_reduce(TaskKind::overlap_slowdown, s, stream, si.overlap_contention.value, buckets);
+    const int optimizer = add_after_reduce(TaskKind::optimizer, s, stream, si.optimizer.value, buckets);
     if (in_.zero >= 1 && in_.zero <= 2 && si.dp_gather.value > 0) add_zero12_gathers(s, o, buckets, optimizer);
     StageEnd& end = ends_[static_cast<std::size_t>(s)];
     if (sp_sync >= 0) {
