@@ -78,9 +78,9 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.reuse_limit = zero3.reuse_distance;
     z.recompute_pass = fw.recompute_regathers && p.recompute.mode == RecomputeMode::full;
     const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
-    dp_exposed = zero3_exposed(z, modules.view());
-    // Every micro-batch gathers for its forward and its backward (and DeepSpeed's recompute once more).
-    r.traffic = m * (z.recompute_pass ? 3.0 : 2.0) * z.gather_pass + z.reduce;
+    const Zero3Communication zc = zero3_communication(z, modules.view());
+    dp_exposed = zc.exposed;
+    r.traffic = zc.traffic;
   }
   r.exposed = dp_exposed;
   return r;

@@ -112,7 +112,7 @@ struct Zero3Passes {
 
 }  // namespace
 
-double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules) {
+Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Zero3Module> modules) {
   static constexpr Zero3Module whole_layer[1] = {{0.0, 1.0, 1.0}};
   const std::span<const Zero3Module> mods = modules.empty() ? std::span<const Zero3Module>(whole_layer) : modules;
   const double layers = std::max(1.0, in.layers);
@@ -147,6 +147,7 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules
   double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
   double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
   double excess = layers * (reducing_passes * reducing.excess() + quiet_passes * quiet.excess());
+  const double traffic = blocked + prefetched + in.reduce;
   if (!in.overlap_gather) {
     blocked += prefetched;
     prefetched = excess = 0;
@@ -163,7 +164,7 @@ double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules
   const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
   const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);
-  return waited + std::max(first_gather + excess + last_reduce, hidden - window);
+  return {waited + std::max(first_gather + excess + last_reduce, hidden - window), traffic};
 }
 
 }  // namespace tp

@@ -96,6 +96,16 @@ struct Zero3Inputs {
 // first micro-batch's forward has no compute before it, and the reduce-scatter of the last backward's
 // last unit (the first module of the stage's first layer; FSDP: a whole layer's flat gradient,
 // torch/distributed/fsdp/_runtime_utils.py _post_backward_hook) none after it; the optimizer waits for it.
-double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules);
+// With the traffic those exposed seconds come from: every gather the passes issue (DeepSpeed's backward
+// after a recompute re-gathers only the modules its reuse distance released) and the reduce-scatter,
+// the traffic the overlap contention charges (planner/overlap_contention.h).
+struct Zero3Communication {
+  double exposed = 0;  // seconds on the critical path
+  double traffic = 0;  // seconds of collectives issued, hidden or not
+};
+Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Zero3Module> modules);
+inline double zero3_exposed(const Zero3Inputs& in, std::span<const Zero3Module> modules) {
+  return zero3_communication(in, modules).exposed;
+}
 
 }  // namespace tp

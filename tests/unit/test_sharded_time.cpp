@@ -220,6 +220,8 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   // after it: it is the step's last reduce-scatter, exposed at the end instead of waited, already
   // counted once. The step's first gather (qkv, after fc2's 1.68e9: blocked) is among the waited ones.
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 11.0 + 6.0, 1e-9);
+  // Traffic, hidden or not: 2 micro-batches x 2 passes x 24 s of gathers + 12 s of reduce-scatter.
+  EXPECT_NEAR(zero3_communication(in, gpt_layer(20480)).traffic, 2 * 2 * 24.0 + 12.0, 1e-9);
   // The same under FSDP (no limit): everything overlaps 360 s of compute except at the ends of the
   // step: the first layer's gather (2.4 s) has nothing before it to overlap and the last layer's
   // reduce-scatter (1.2 s, whole-layer units) nothing after it.
@@ -312,6 +314,10 @@ TEST(ShardedTime, StepWithRegatheringRecomputeWaitsForEveryLayersQkvReduce) {
   in.recompute_pass = true;
   in.reuse_limit = 1e9;
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 42.0 + 11.0 + 6.0, 1e-9);
+  // The traffic behind it (what the overlap contention charges), by hand: per layer the forward and the
+  // recompute gather all 2.4 s, the backward only fc1, proj and qkv ((4 + 1 + 3)/12 x 2.4 = 1.6 s; fc2
+  // is kept): 10 x 6.4 = 64 s, plus the 12 s reduce-scatter = 76 s, not 3 full passes (84 s).
+  EXPECT_NEAR(zero3_communication(in, gpt_layer(20480)).traffic, 64.0 + 12.0, 1e-9);
 }
 
 TEST(ShardedTime, DeepSpeedStepWaitsAtLeastForItsBlockedGathers) {
