@@ -102,7 +102,10 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   if (s.training.precision == Precision::fp8) {
     out << (s.training.fp8_recipe == Fp8Recipe::current ? " (current scaling)" : " (delayed scaling)");
   }
-  out << ", " << to_string(s.training.optimizer) << (s.training.fused_loss ? ", fused loss" : "")
+  out << ", " << to_string(s.training.optimizer);
+  const bool adam = s.training.optimizer == Optimizer::adam || s.training.optimizer == Optimizer::adamw;
+  if (adam && s.training.optimizer_kernel != OptimizerKernel::fused) out << " (" << to_string(s.training.optimizer_kernel) << ")";
+  out << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off") << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "

@@ -138,6 +138,14 @@ TrainingSpec read_training(MapReader& r) {
       r.choice("optimizer_state_precision",
                t.framework == Framework::pytorch ? StatePrecision::same : StatePrecision::fp32,
                {{"fp32", StatePrecision::fp32}, {"same", StatePrecision::same}});
+  // torch.optim.AdamW without fused/foreach runs its multi-tensor (foreach) code on CUDA (torch/optim/
+  // optimizer.py _default_to_fused_or_foreach); Megatron, DeepSpeed and torchtitan use fused kernels.
+  t.optimizer_kernel = r.choice(
+      "optimizer_kernel", t.framework == Framework::pytorch ? OptimizerKernel::foreach : OptimizerKernel::fused,
+      {{"fused", OptimizerKernel::fused}, {"foreach", OptimizerKernel::foreach}, {"for_loop", OptimizerKernel::for_loop}});
+  if (r.has("optimizer_kernel") && t.optimizer != Optimizer::adam && t.optimizer != Optimizer::adamw) {
+    r.fail("optimizer_kernel", std::string("sets how an Adam or AdamW step runs; optimizer is ") + to_string(t.optimizer));
+  }
   return t;
 }
 

@@ -104,4 +104,13 @@ const char* to_string(Framework f) {
 
 const char* to_string(LayerCode c) { return c == LayerCode::fused ? "fused" : "eager"; }
 
+const char* to_string(OptimizerKernel k) {
+  switch (k) {
+    case OptimizerKernel::fused: return "fused";
+    case OptimizerKernel::foreach: return "foreach";
+    case OptimizerKernel::for_loop: return "for_loop";
+  }
+  return "?";
+}
+
 }  // namespace tp

@@ -46,6 +46,12 @@ enum class LayerCode { fused, eager };
 enum class Fp8Recipe { delayed, current };
 // Dtype of the optimizer states: fp32, or the parameters' own dtype (`same`, PyTorch's AdamW default).
 enum class StatePrecision { fp32, same };
+// How an Adam/AdamW step runs (docs/model.md, "Optimizer step"): `fused` = one kernel over parameters,
+// gradients and both states (torch's fused=True, apex/DeepSpeed FusedAdam, Transformer Engine's);
+// `foreach` = torch's multi-tensor implementation, one kernel per torch op over all tensors (torch.optim's
+// default on CUDA); `for_loop` = one kernel per torch op and tensor (torch's foreach=False, Composer's
+// DecoupledAdamW).
+enum class OptimizerKernel { fused, foreach, for_loop };
 
 const char* to_string(Activation a);
 const char* to_string(Optimizer o);
@@ -53,6 +59,7 @@ const char* to_string(Schedule s);
 const char* to_string(RecomputeMode r);
 const char* to_string(Framework f);
 const char* to_string(LayerCode c);
+const char* to_string(OptimizerKernel k);
 
 struct MoeSpec {
   int experts = 0;  // 0 = dense model
@@ -143,6 +150,7 @@ struct TrainingSpec {
   bool autocast = false;  // torch.autocast: fp32 parameters, GEMMs in `precision` on cached 16-bit copies
   bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
   StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
+  OptimizerKernel optimizer_kernel = OptimizerKernel::fused;          // default by framework
   // The loss is one fused cross-entropy kernel on the 16-bit logits instead of an fp32 upcast + cross_entropy:
   // eager frameworks: flash-attn's Triton CrossEntropyLoss (llm-foundry's `fused_crossentropy` default);
   // megatron: Transformer Engine's parallel_cross_entropy (cross_entropy_loss_fusion with

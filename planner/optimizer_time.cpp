@@ -3,6 +3,7 @@
 
 #include "framework_rules.h"
 #include "kernel_class.h"
+#include "kernel_class_time.h"
 #include "step_time_parts.h"
 
 namespace tp {
@@ -18,6 +19,52 @@ double fp8_weight_parameters(const OpGraph& g, const Scenario& s, int stage) {
     per_layer += op.params_split / p.tp / (op.expert ? std::max(1, p.ep) : 1) + op.params_replicated;
   }
   return per_layer * p.layers_per_stage[static_cast<size_t>(stage)];
+}
+
+// Parameter tensors one GPU of `stage` updates: one per op with parameters (a weight; bias and norm
+// weights ride with their op), the embedding on the first stage and the head on the last.
+double parameter_tensors(const OpGraph& g, const ParallelSpec& p, int stage) {
+  const auto count = [](const std::vector<Op>& ops) {
+    double n = 0;
+    for (const Op& op : ops) n += op.params_split > 0 || op.params_replicated > 0 ? 1.0 : 0.0;
+    return n;
+  };
+  if (stage < 0 || static_cast<size_t>(stage) >= p.layers_per_stage.size()) return 0.0;
+  double n = count(g.layer) * p.layers_per_stage[static_cast<size_t>(stage)];
+  if (stage == 0) n += count(g.embedding);
+  if (stage + 1 == static_cast<int>(p.layers_per_stage.size())) n += count(g.head);
+  return n;
+}
+
+// What torch's unfused Adam(W) adds to one fused pass (docs/model.md, "Optimizer step"). torch/optim/adam.py
+// with decoupled weight decay, _multi_tensor_adam (foreach) and _single_tensor_adam (for_loop) run the same
+// ops, per element (p the parameter the step updates, m and v the states, g the gradient):
+//   p *= 1 - lr wd               read p, write p
+//   m.lerp_(g, 1 - b1)           read m, g, write m
+//   v *= b2                      read v, write v
+//   v.addcmul_(g, g, 1 - b2)     read v, g, write v
+//   d = sqrt(v)                  read v, write d
+//   d /= sqrt(1 - b2^t)          read d, write d
+//   d += eps                     read d, write d
+//   p.addcdiv_(m, d, -step)      read p, m, d, write p       -> 4p + 14s + 2g bytes, 8 kernels
+// against one fused pass reading p, m, v, g and writing p, m, v (2p + 4s + g): 2p + 10s + g more, in
+// flat elementwise kernels (the residual_add class), 8 of them over all tensors (foreach) or 8 per
+// tensor (for_loop). Composer's DecoupledAdamW (llm-foundry's decoupled_adamw) is the for_loop with
+// m.mul_(b1).add_(g) for the lerp: one more pass over m (2s), left out.
+double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
+                                  int stage_index, double shard) {
+  const TrainingSpec& t = s.training;
+  if (t.optimizer_kernel == OptimizerKernel::fused) return 0.0;
+  if (t.optimizer != Optimizer::adam && t.optimizer != Optimizer::adamw) return 0.0;
+  const double n = std::max(1.0, shard);
+  const double master = stage.master_weights.value / n;
+  const double param = master > 0 ? master : (t.autocast ? 4.0 : stored_bytes(t.precision));
+  const double state = stage.optimizer.value / n / 2.0;
+  const double extra = shard * (2.0 * param + 10.0 * state + element_bytes(t.grad_precision));
+  const double tensors = t.optimizer_kernel == OptimizerKernel::for_loop ? parameter_tensors(g, s.parallel, stage_index) : 1.0;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
+  return kernel_class_seconds(hw, gpu, KernelClass::residual_add, extra, 0.0).value + (8.0 * tensors - 1.0) * launch;
 }
 
 }  // namespace
@@ -41,6 +88,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
     optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
   }
+  optimizer += unfused_adam_extra_seconds(s, g, hw, stage, stage_index, shard);
   if (t.autocast) {
     // Autocast casts every fp32 weight to 16 bits once per step (read 4, write 2 B) and each 16-bit
     // weight gradient back to fp32 for accumulation (read 2, write 4 B).

@@ -39,6 +39,7 @@ def main():
         training = {"framework": "pytorch", "precision": "bf16", "autocast": amp,
                     "compile": bool(c.get("compiled")), "sequence_length": c["seq"],
                     "micro_batch": c["micro_batch"], "global_batch": c["micro_batch"], "optimizer": "adamw",
+                    "optimizer_kernel": "fused",  # the file's method: AdamW(fused=True)
                     "flash_attention": True}
         parallel = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "full" if c["grad_ckpt"] else "none"}
         text = ["# %s: %s (h100-pytorch-steps.json)" % (c["name"], c["mode"]),

@@ -181,6 +181,10 @@ def setup_of(run, shape):
         if fam in ("fmsfsdp", "nemo-automodel"):
             tr["compile"] = True
             notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")
+        if fam == "fmsfsdp":
+            tr["optimizer_kernel"] = "foreach"
+            notes.append("optimizer: torch.optim.AdamW(model.parameters(), lr, betas=(0.9, 0.95), weight_decay=0.1) "
+                         "(fms-fsdp main_training.py): neither fused nor foreach given, torch's CUDA default foreach")
         if fam == "pytorch-fsdp-blog":
             tr["precision"] = "fp16"
             tr["optimizer"] = "sgd"
@@ -191,6 +195,10 @@ def setup_of(run, shape):
             mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
             notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
                          "(composer get_mixed_precision: param_dtype = the autocast dtype for DEFAULT and PURE)" % mode)
+            tr["optimizer_kernel"] = "for_loop"
+            notes.append("optimizer: decoupled_adamw (scripts/train/yamls/pretrain/mpt-*.yaml, which "
+                         "benchmarking/submit_benchmarks.py runs): Composer's DecoupledAdamW, a Python loop of torch "
+                         "ops per parameter (composer/optim/decoupled_weight_decay.py): for_loop")
             tr["fused_loss"] = True
             notes.append("loss: llm-foundry ComposerMPTCausalLM loss_fn default 'fused_crossentropy' "
                          "(flash_attn.losses.cross_entropy.CrossEntropyLoss on the 16-bit logits)")
