@@ -103,8 +103,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
     out << (s.training.fp8_recipe == Fp8Recipe::current ? " (current scaling)" : " (delayed scaling)");
   }
   out << ", " << to_string(s.training.optimizer);
-  const bool adam = s.training.optimizer == Optimizer::adam || s.training.optimizer == Optimizer::adamw;
-  if (adam && s.training.optimizer_kernel != OptimizerKernel::fused) out << " (" << to_string(s.training.optimizer_kernel) << ")";
+  if (is_adam(s.training.optimizer) && s.training.optimizer_kernel != OptimizerKernel::fused) out << " (" << to_string(s.training.optimizer_kernel) << ")";
   out << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off") << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "

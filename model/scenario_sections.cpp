@@ -143,7 +143,7 @@ TrainingSpec read_training(MapReader& r) {
   t.optimizer_kernel = r.choice(
       "optimizer_kernel", t.framework == Framework::pytorch ? OptimizerKernel::foreach : OptimizerKernel::fused,
       {{"fused", OptimizerKernel::fused}, {"foreach", OptimizerKernel::foreach}, {"for_loop", OptimizerKernel::for_loop}});
-  if (r.has("optimizer_kernel") && t.optimizer != Optimizer::adam && t.optimizer != Optimizer::adamw) {
+  if (r.has("optimizer_kernel") && !is_adam(t.optimizer)) {
     r.fail("optimizer_kernel", std::string("sets how an Adam or AdamW step runs; optimizer is ") + to_string(t.optimizer));
   }
   return t;

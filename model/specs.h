@@ -60,6 +60,8 @@ const char* to_string(RecomputeMode r);
 const char* to_string(Framework f);
 const char* to_string(LayerCode c);
 const char* to_string(OptimizerKernel k);
+// Adam and AdamW, the optimizers whose step `training.optimizer_kernel` describes.
+inline bool is_adam(Optimizer o) { return o == Optimizer::adam || o == Optimizer::adamw; }
 
 struct MoeSpec {
   int experts = 0;  // 0 = dense model

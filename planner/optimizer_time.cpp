@@ -54,8 +54,7 @@ double parameter_tensors(const OpGraph& g, const ParallelSpec& p, int stage) {
 double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
                                   int stage_index, double shard) {
   const TrainingSpec& t = s.training;
-  if (t.optimizer_kernel == OptimizerKernel::fused) return 0.0;
-  if (t.optimizer != Optimizer::adam && t.optimizer != Optimizer::adamw) return 0.0;
+  if (t.optimizer_kernel == OptimizerKernel::fused || !is_adam(t.optimizer)) return 0.0;
   const double n = std::max(1.0, shard);
   const double master = stage.master_weights.value / n;
   const double param = master > 0 ? master : (t.autocast ? 4.0 : stored_bytes(t.precision));

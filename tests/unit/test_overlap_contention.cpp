@@ -12,6 +12,11 @@
 namespace tp {
 namespace {
 
+Plan plan_of(const char* yaml) {
+  const Scenario s = test::scenario(yaml);
+  return make_plan(s, profile_for(s));
+}
+
 TEST(OverlapContention, HiddenTrafficCostsTheMeasuredSlowdown) {
   // 1 s of traffic beside compute: the compute covering it does 1/1.189 s of work, 0.189/1.189 s is lost.
   EXPECT_DOUBLE_EQ(overlap_contention_seconds(1.0), 0.189 / 1.189);
@@ -22,12 +27,11 @@ TEST(OverlapContention, HiddenTrafficCostsTheMeasuredSlowdown) {
 // Plain data parallelism: the gradient all-reduce overlapped with the last backward; what it hides of
 // its dp_reduce seconds costs 0.189/1.189 of it, on top of what is exposed.
 TEST(OverlapContention, DataParallelAllReduceByHand) {
-  const Scenario s = test::scenario(
+  const Plan p = plan_of(
       "model: llama3-8b\n"
       "cluster: {preset: dgx-h100, nodes: 2}\n"
       "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
       "parallel: {tp: 8, pp: 1, dp: 2, recompute: none, zero: 0}\n");
-  const Plan p = make_plan(s, profile_for(s));
   const StepTime& t = p.time;
   ASSERT_GT(t.dp_reduce.value, t.exposed.dp.value);  // part of the reduce hides behind the backward
   const double hidden = t.dp_reduce.value - t.exposed.dp.value;
@@ -41,12 +45,11 @@ TEST(OverlapContention, DataParallelAllReduceByHand) {
 // FSDP (ZeRO-3): every micro-batch gathers the stage's weights for its forward and again for its
 // backward, and the gradients are reduce-scattered once: m x 2 x dp_gather + dp_reduce on the link.
 TEST(OverlapContention, Zero3GathersTwicePerMicroBatchByHand) {
-  const Scenario s = test::scenario(
+  const Plan p = plan_of(
       "model: llama3-8b\n"
       "cluster: {preset: dgx-h100, nodes: 4}\n"
       "training: {framework: fsdp, sequence_length: 4096, global_batch: 128, micro_batch: 2}\n"
       "parallel: {tp: 1, pp: 1, dp: 32, recompute: full, zero: 3}\n");
-  const Plan p = make_plan(s, profile_for(s));
   const StepTime& t = p.time;
   const double m = static_cast<double>(p.estimate.micro_batches);
   ASSERT_EQ(m, 2.0);  // 128 sequences / (32 replicas x 2)
@@ -57,12 +60,12 @@ TEST(OverlapContention, Zero3GathersTwicePerMicroBatchByHand) {
 
 // One replica has no data-parallel traffic: nothing to contend with.
 TEST(OverlapContention, OneReplicaLosesNothing) {
-  const Scenario s = test::scenario(
+  const Plan p = plan_of(
       "model: llama3-8b\n"
       "cluster: {preset: dgx-h100, nodes: 1}\n"
       "training: {sequence_length: 4096, global_batch: 8, micro_batch: 1}\n"
       "parallel: {tp: 8, pp: 1, dp: 1, recompute: none}\n");
-  EXPECT_EQ(make_plan(s, profile_for(s)).time.overlap_contention.value, 0.0);
+  EXPECT_EQ(p.time.overlap_contention.value, 0.0);
 }
 
 // The JSON contract: time.overlap_contention in seconds (docs/json-output.md).
