@@ -65,9 +65,9 @@ def measured_step(run, model):
         flops = megatron_flops(model["global_batch"], b["seq_len"], model["layers"], model["hidden"], model["heads"],
                                model["heads"], model["ffn_hidden"], model["vocab"], False)
         return flops / (tflops * gpus), "Megatron num_floating_point_operations(global batch) / (TFLOP/s per GPU x GPUs)"
-    # deepspeed-azure (formula printed by the source) and the PyTorch FSDP blog (formula not printed: the
-    # same Megatron GPT formula with recompute is assumed, the models being Megatron GPT shapes with
-    # activation checkpointing on). B = the per-GPU micro-batch: one micro-batch per GPU per step.
+    # deepspeed-azure (formula printed by the source) and the PyTorch FSDP blog (formula not printed in the
+    # blog; its benchmark, ptd_benchmark trainer.py calc_flop, computes the same Narayanan et al. eq. (3)
+    # with B = its --batch_size per GPU). B = the per-GPU micro-batch: one micro-batch per GPU per step.
     flops = narayanan_flops(b["micro_batch"], b["seq_len"], model["layers"], model["hidden"], model["vocab"])
     return flops / tflops, "96 B s l h^2 (1 + s/6h + V/16lh) per GPU (B = micro-batch) / TFLOP/s per GPU"
 
@@ -134,8 +134,14 @@ def model_of(run):
                       "make-vocab-size-divisible-by 128 default); ffn 4h, gelu: Megatron GPT defaults",
                       megatron_dropout % "Megatron-DeepSpeed megatron/arguments.py _add_regularization_args, 2022"]
     if fam == "pytorch-fsdp-blog":
-        d = gpt_model(run, 50000)
-        return d, d, ["vocab printed as '50K' -> 50000; ffn 4h, gelu, layernorm: GPT defaults (not printed)"]
+        # The blog's benchmark is minGPT in Shen Li's ptd_benchmark (models.py, 2022): GPTConfig embd_pdrop,
+        # resid_pdrop and attn_pdrop 0.1; separate query/key/value/proj nn.Linear with biases; the decoder
+        # head an nn.Linear(n_embd, vocab, bias=False) of its own (not tied to tok_emb).
+        d = dict(gpt_model(run, 50000), tied_embeddings=False, dropout=True)
+        return d, d, ["vocab printed as '50K' -> 50000; ffn 4h, gelu, layernorm: GPT defaults (not printed)",
+                      "layer code: minGPT as in the blog's benchmark (ptd_benchmark models.py): dropout 0.1 "
+                      "(GPTConfig embd/resid/attn_pdrop), biases, an untied bias-free head: dropout true, "
+                      "tied_embeddings false"]
     presets = {"nemo2407-llama3-8b": "llama3-8b", "nemo2407-llama3-70b": "llama3-70b",
                "nemo2407-gpt3-175b": "gpt3-175b", "mbridge2511-llama3-8b": "llama3-8b",
                "mbridge2511-llama31-405b": "llama3.1-405b", "nemo-automodel-llama31-70b": "llama3.1-70b"}
@@ -191,6 +197,22 @@ def setup_of(run, shape):
             notes.append("optimizer: SGD (printed: 'SGD optimizer; random input data')")
             par["offload"] = {"params": "cpu", "optimizer": "cpu"}
             notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
+            # ptd_benchmark trainer.py: the model is built in --dtype fp16 (no FSDP MixedPrecision in PyTorch
+            # 1.11), so SGD updates the fp16 parameters; models.py CausalSelfAttention is minGPT's explicit
+            # q @ k^T, masked_fill, softmax, dropout, @ v (no fused attention kernel).
+            tr["master_weights"] = "none"
+            notes.append("ptd_benchmark trainer.py builds the model in fp16 (--dtype fp16; FSDP MixedPrecision came "
+                         "in PyTorch 1.12): no fp32 master copy, master_weights none; its loss is out.sum() on the "
+                         "logits (no cross-entropy; not modelled)")
+            # Not expressible, so left as the FSDP default: ptd_benchmark's ShardedGPT wraps every submodule
+            # of a Block (ln1, ln2, attn, each MLP Linear) as its own FSDP unit, where trainplan's FSDP
+            # gathers whole layers (two at once: 2 x 12h^2 x 2 B = 7.2 GB at h = 12,288 against about
+            # 2.4 GB). With minGPT's explicit attention (its s^2 tensors in the recompute working set) on
+            # top of that over-count the 175B run would be predicted at 42.4 GiB of 40 GB; it ran.
+            notes.append("attention: minGPT's explicit q @ k^T / masked_fill / softmax / dropout / @ v (models.py "
+                         "CausalSelfAttention) is NOT set (flash_attention stays true): the benchmark wraps each "
+                         "submodule as its own FSDP unit, trainplan gathers whole layers, and the two over-counts "
+                         "together would predict the 175B run not to fit (42.4 GiB; docs/model.md section 22)")
         if fam == "llmfoundry":
             mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
             notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
