@@ -19,7 +19,6 @@ struct FrameworkRules {
   // Gradients live in a buffer allocated once and kept across steps (Megatron's contiguous grad
   // buffer, DeepSpeed's partitioned gradients) instead of being freed by zero_grad(set_to_none=True).
   bool persistent_gradients = true;
-  StatePrecision default_state_precision = StatePrecision::fp32;
   // Fused attention throughput relative to the profile's (cuDNN / Transformer Engine) attention:
   // PyTorch's SDPA runs FlashAttention-2 on Hopper. It stays with the framework whatever the layer code:
   // Megatron-DeepSpeed's fused layer calls the flash-attn package's FlashAttention-2 too
