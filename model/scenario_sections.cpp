@@ -274,6 +274,12 @@ MemorySettings read_memory(MapReader& r, Framework framework) {
   m.comm_bucket =
       Bytes(at_most(r, "comm_bucket", r.quantity("comm_bucket", Dim::bytes, m.comm_bucket.value), kMaxBufferBytes));
   m.zero3_prefetch_layers = static_cast<int>(r.integer("zero3_prefetch_layers", m.zero3_prefetch_layers, 0, 1000));
+  m.fsdp_unit = r.choice("fsdp_unit", m.fsdp_unit, {{"layer", FsdpUnit::layer}, {"submodule", FsdpUnit::submodule}});
+  if (r.has("fsdp_unit") && framework != Framework::fsdp) {
+    r.fail("fsdp_unit", std::string("is how FSDP wraps its units; framework ") + to_string(framework) +
+                            " has none (DeepSpeed gathers per submodule already; set training.framework: fsdp or "
+                            "remove the key)");
+  }
   // The prefetch bucket is at least one parameter: 0 would stand for whole-layer gathers in the planner.
   m.zero3_prefetch_bucket =
       read_zero3_setting(r, "zero3_prefetch_bucket", "stage3_prefetch_bucket_size", framework, 1.0);

@@ -46,6 +46,10 @@ enum class LayerCode { fused, eager };
 enum class Fp8Recipe { delayed, current };
 // Dtype of the optimizer states: fp32, or the parameters' own dtype (`same`, PyTorch's AdamW default).
 enum class StatePrecision { fp32, same };
+// What one FSDP unit holds: a whole transformer layer (FSDP2 fully_shard per block, FSDP1's
+// transformer_auto_wrap_policy), or each submodule of it (FSDP1 nested wrap() of every Linear /
+// attention / norm, or size_based_auto_wrap_policy over small modules).
+enum class FsdpUnit { layer, submodule };
 // How an Adam/AdamW step runs (docs/model.md, "Optimizer step"): `fused` = one kernel over parameters,
 // gradients and both states (torch's fused=True, apex/DeepSpeed FusedAdam, Transformer Engine's);
 // `foreach` = torch's multi-tensor implementation, one kernel per torch op over all tensors (torch.optim's
@@ -248,7 +252,8 @@ struct MemorySettings {
   double allocator_overhead = 0.05;        // caching-allocator fragmentation, fraction of tensor memory
   double headroom = 0.0;                   // capacity fraction kept free for the verdict
   Bytes comm_bucket = Bytes(25e6);         // gradient reduce / parameter gather bucket
-  int zero3_prefetch_layers = 1;           // gathered layers ahead of the current one (ZeRO-3)
+  int zero3_prefetch_layers = 1;           // gathered layers (FSDP units) ahead of the current one (ZeRO-3)
+  FsdpUnit fsdp_unit = FsdpUnit::layer;    // FSDP only: what one unit gathers
   // DeepSpeed's ZeRO-3 settings (ds_config zero_optimization.stage3_*), parameter counts; absent = the
   // framework's default (planner/framework_rules.h; resolved by zero3_settings_of in planner/framework_rules.h).
   std::optional<double> zero3_prefetch_bucket;        // stage3_prefetch_bucket_size

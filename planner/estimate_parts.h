@@ -64,7 +64,8 @@ struct ModelStates {
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps);
 
 // Parameters one GPU holds gathered at once under ZeRO-3 (see memory_states.cpp).
-double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers);
+double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers,
+                             bool recompute_pass);
 
 // ---- activations (activation_memory.cpp) ----
 

@@ -83,6 +83,7 @@ struct Zero3Settings {
   double live_parameters = 0;       // FrameworkRules::zero3_live_parameters
   double reuse_distance = 0;        // FrameworkRules::zero3_reuse_distance
   double persistence_threshold = 0; // FrameworkRules::zero3_persistence_threshold
+  bool recompute_regathers = false;  // FrameworkRules::recompute_regathers (or FSDP submodule units)
 };
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m);
 

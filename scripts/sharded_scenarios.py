@@ -202,17 +202,16 @@ def setup_of(run, shape):
             # q @ k^T, masked_fill, softmax, dropout, @ v (no fused attention kernel).
             tr["master_weights"] = "none"
             notes.append("ptd_benchmark trainer.py builds the model in fp16 (--dtype fp16; FSDP MixedPrecision came "
-                         "in PyTorch 1.12): no fp32 master copy, master_weights none; its loss is out.sum() on the "
-                         "logits (no cross-entropy; not modelled)")
-            # Not expressible, so left as the FSDP default: ptd_benchmark's ShardedGPT wraps every submodule
-            # of a Block (ln1, ln2, attn, each MLP Linear) as its own FSDP unit, where trainplan's FSDP
-            # gathers whole layers (two at once: 2 x 12h^2 x 2 B = 7.2 GB at h = 12,288 against about
-            # 2.4 GB). With minGPT's explicit attention (its s^2 tensors in the recompute working set) on
-            # top of that over-count the 175B run would be predicted at 42.4 GiB of 40 GB; it ran.
-            notes.append("attention: minGPT's explicit q @ k^T / masked_fill / softmax / dropout / @ v (models.py "
-                         "CausalSelfAttention) is NOT set (flash_attention stays true): the benchmark wraps each "
-                         "submodule as its own FSDP unit, trainplan gathers whole layers, and the two over-counts "
-                         "together would predict the 175B run not to fit (42.4 GiB; docs/model.md section 22)")
+                         "in PyTorch 1.12): no fp32 master copy, master_weights none")
+            # trainer.py: loss = out.sum() on the fp16 logits: no fp32 copy of them, no softmax. The scenario's
+            # nearest expression is a loss read from the 16-bit logits in one kernel (fused_loss).
+            tr["fused_loss"] = True
+            notes.append("loss: trainer.py's out.sum() on the fp16 logits (no fp32 copy, no cross-entropy): "
+                         "fused_loss true, the scenario's loss read from the 16-bit logits in one kernel")
+            # models.py CausalSelfAttention: minGPT's explicit q @ k^T, masked_fill, softmax, dropout, @ v.
+            tr["flash_attention"] = False
+            notes.append("attention: minGPT's explicit q @ k^T / masked_fill / softmax / dropout / @ v (ptd_benchmark "
+                         "models.py CausalSelfAttention): flash_attention false")
         if fam == "llmfoundry":
             mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
             notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
@@ -298,6 +297,12 @@ def setup_of(run, shape):
 
 def memory_of(run):
     """(memory section or None, notes): the framework settings a run's recipe sets beyond the defaults."""
+    if family(run) == "pytorch-fsdp-blog":
+        # ptd_benchmark models.py (commit ecd0d25) ShardedGPT: wrapper(Block(..., wrapper=wrap)) wraps ln1, ln2,
+        # attn and each MLP Linear of a Block as its own FSDP unit inside the block's checkpoint wrapper.
+        return ({"fsdp_unit": "submodule"},
+                ["FSDP units: ptd_benchmark ShardedGPT wraps each submodule of a Block (ln1, ln2, attn, each MLP "
+                 "Linear) with wrap(): fsdp_unit submodule"])
     if family(run) != "deepspeed-azure":
         return None, []
     # Megatron-DeepSpeed examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (the sized recipe the

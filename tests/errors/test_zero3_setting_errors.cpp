@@ -1,7 +1,8 @@
 // memory.zero3_prefetch_bucket, zero3_max_live_parameters, zero3_max_reuse_distance, zero3_persistence_threshold
 // (docs/scenario-reference.md §memory): DeepSpeed's ds_config stage3_* settings, parameter counts. Only
 // framework: deepspeed has them (an error naming the framework otherwise); counts take the project's count
-// syntax ("3e9", "3 G"); out of range values are InputErrors at the key.
+// syntax ("3e9", "3 G"); out of range values are InputErrors at the key. memory.fsdp_unit (layer |
+// submodule) is FSDP's: other frameworks are refused by name, an unknown value at the key.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -67,6 +68,26 @@ TEST(Zero3SettingErrors, OutOfRangeValuesAreRefusedAtTheKey) {
     EXPECT_EQ(f.field, c.field) << f.what;
     EXPECT_EQ(f.where.line, 6) << f.what;  // the memory: line
   }
+}
+
+TEST(Zero3SettingErrors, FsdpUnitIsReadForFsdpAndRefusedElsewhere) {
+  const std::string fsdp = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: fsdp}";
+  const std::string base = "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + fsdp +
+                           "\nparallel: {zero: 3}\n";
+  EXPECT_EQ(test::scenario(base).memory.fsdp_unit, FsdpUnit::layer);  // the default
+  EXPECT_EQ(test::scenario(base + "memory: {fsdp_unit: submodule}\n").memory.fsdp_unit, FsdpUnit::submodule);
+  for (const char* fw : {"megatron", "deepspeed", "pytorch"}) {
+    Yaml y;
+    y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
+    y.extra = "memory: {fsdp_unit: submodule}\n";
+    EXPECT_TRUE(fails_at(y.str(), "submodule", 0, "memory.fsdp_unit", {std::string("framework ") + fw})) << fw;
+  }
+  Yaml y;
+  y.training = fsdp;
+  y.extra = "memory: {fsdp_unit: block}\n";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "memory.fsdp_unit") << f.what;
 }
 
 }  // namespace

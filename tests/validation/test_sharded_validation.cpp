@@ -40,17 +40,18 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 11.0 %, 59.7 % max (11.4 %, 62.7 % before the
-  // overlap contention and the optimizer step kernel, docs/model.md §15 and §20). 20.0 % before the GEMMs
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 10.5 %, 50.9 % max (11.0 %, 59.7 % before the
+  // PyTorch FSDP blog runs took their benchmark's settings, submodule FSDP units among them; 11.4 %,
+  // 62.7 % before the overlap contention and the optimizer step kernel, docs/model.md §15, §20, §22). 20.0 % before the GEMMs
   // and fused attention of busy multi-GPU H100 nodes ran at the sustained clock (1575 of 1980 MHz,
   // docs/model.md §15 "Sustained clock"): the H100 runs went from 22.8 % (signed -21.9 %) to 9.9 %
   // (signed -5.0 %), the A100 ones did not move. The history before that (activation offload, DeepSpeed
   // prefetch settings, dropout, padded vocabularies, ZeRO-3 step ends) is in docs/model.md §22. These
   // bounds record the level as a regression guard, not as a goal; §22 analyses the errors by class. The
-  // max is the PyTorch FSDP blog's 1T run with the SGD optimizer its source prints (its FLOP formula is
-  // not printed, §22 item 6).
-  EXPECT_LE(mean, 0.115);
-  EXPECT_LE(worst, 0.60);
+  // max is the PyTorch FSDP blog's 1T run, whose source names a bottleneck no planner input describes
+  // (the caching allocator near full memory, §22 item 6).
+  EXPECT_LE(mean, 0.11);
+  EXPECT_LE(worst, 0.52);
 }
 
 }  // namespace
