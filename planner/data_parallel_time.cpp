@@ -76,7 +76,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.overlap_reduce = p.overlap_grad_reduce;
     z.live_limit = zero3.live_parameters;
     z.reuse_limit = zero3.reuse_distance;
-    z.recompute_pass = zero3.recompute_regathers && p.recompute.mode == RecomputeMode::full;
+    z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);
     const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
     const Zero3Communication zc = zero3_communication(z, modules.view());
     dp_exposed = zc.exposed;

@@ -86,6 +86,12 @@ struct Zero3Settings {
   bool recompute_regathers = false;  // FrameworkRules::recompute_regathers (or FSDP submodule units)
 };
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m);
+// Whether a step with this recompute runs a recompute pass of gathers: the recompute forward gathers every
+// unit again (full recompute, where the settings say the framework regathers). The one rule the step
+// time, the memory and the simulator read.
+inline bool zero3_recompute_pass(const Zero3Settings& z, RecomputeMode mode) {
+  return z.recompute_regathers && mode == RecomputeMode::full;
+}
 
 // The vocabulary is padded to a multiple of this x tp by fused layer code (0 for eager: kept as the model's
 // config gives it): the embedding and output layer hold, the logits GEMM and the loss compute the padded

@@ -85,7 +85,7 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::
     const Zero3Settings zero3 = zero3_settings_of(*in.framework, s.memory);
     const Zero3Modules modules = zero3_modules(g.layer, in.layout.tp, in.layout.ep, zero3.persistence_threshold);
     in.gathered_params = zero3_gathered_params(zero3, modules, s.memory.zero3_prefetch_layers,
-                                               s.parallel.recompute.mode == RecomputeMode::full);
+                                               zero3_recompute_pass(zero3, s.parallel.recompute.mode));
     in.persistent_params = modules.persistent;
   }
   in.micro_batches = micro_batches;
