@@ -99,17 +99,26 @@ void fit_unfused(const std::vector<const Measurement*>& all, FitResult& r, const
 
 }  // namespace
 
-// The fused records the profile describes: cuDNN's when the file has them, else every fused record.
+// The fused records the profile describes: cuDNN's when the file has them, else every fused record
+// ("flash" when they all are FlashAttention's, as PyTorch SDPA's rows are; "" when mixed or unnamed).
 std::string fused_attention_algorithm(const Measurements& m) {
+  std::string common;
+  bool mixed = false;
   for (const auto& it : m.items) {
-    if (is_attention(it.op) && it.impl == AttentionImpl::fused && it.algorithm == "cudnn") return "cudnn";
+    if (!is_attention(it.op) || it.impl != AttentionImpl::fused) continue;
+    if (it.algorithm == "cudnn") return "cudnn";
+    if (common.empty()) common = it.algorithm;
+    mixed = mixed || it.algorithm != common;
   }
-  return "";
+  return !mixed && common == "flash" ? common : "";
 }
 
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
   const std::string algorithm = fused_attention_algorithm(m);
   r.report.attention_algorithm = algorithm;
+  // What the fitted curves describe; unnamed records keep the generation's default kernel.
+  if (algorithm == "cudnn") r.profile.attention_kernel = AttentionKernel::cudnn;
+  if (algorithm == "flash") r.profile.attention_kernel = AttentionKernel::flash;
   std::vector<const Measurement*> fwd, bwd, unfused;
   for (const auto& it : m.items) {
     if (!is_attention(it.op) || !std::isfinite(efficiency_of(it, o.cluster.gpu))) continue;

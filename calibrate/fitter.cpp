@@ -75,7 +75,6 @@ std::string fitted_profile_yaml(const FitResult& r) {
       << "\n  cublas: " << quoted(pv.cublas) << "\n  cudnn: " << quoted(pv.cudnn) << "\n  measured: " << quoted(pv.measured)
       << "\n  fitted: " << quoted(pv.fitted) << "\n  sources:\n";
   for (const auto& s : pv.sources) out << "    - " << quoted(s) << "\n";
-  if (!r.report.attention_algorithm.empty()) out << "  fused_attention_from: " << quoted(r.report.attention_algorithm) << "\n";
   out << profile_yaml(r.profile);
   const FitReport& f = r.report;
   out << "fit:  # written by `trainplan calibrate fit`; informational (R^2 of the rate, MAPE % of the time)\n";

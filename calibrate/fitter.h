@@ -82,7 +82,7 @@ struct FitReport {
   double idle_watts = 0;
   double gemm_watts = 0;
   double memory_watts = 0;
-  std::string attention_algorithm;  // the fused records fitted ("cudnn", "flash", "" = all fused)
+  std::string attention_algorithm;  // the fused records fitted ("cudnn", "flash", "" = all fused, mixed)
   std::vector<std::string> notes;  // what could not be fitted and kept its default, clamped values ...
 };
 

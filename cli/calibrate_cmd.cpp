@@ -173,6 +173,7 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
     std::printf("  fused attention %-8s %.3f x s/(s+%.0f) x d/(d+%.1f), causal x s/(s+%.0f); s 4096 d 128 causal: %.3f\n", name,
                 c.max_efficiency, c.seq_half, c.head_dim_half, c.causal_seq_half, c.efficiency(4096, 128, true));
   }
+  std::printf("  fused attention kernel %s (what the two curves describe)\n", to_string(p.attention_kernel));
   std::printf("  unfused attention  %.3f (of the 16-bit peak)\n", p.attention_unfused);
   print_kernel_classes(p);
   std::printf("  memory efficiency  %.3f", p.memory_efficiency);

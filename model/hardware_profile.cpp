@@ -8,6 +8,8 @@
 
 namespace tp {
 
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::cudnn ? "cudnn" : "flash"; }
+
 double AttentionCurve::efficiency(double seq, double head_dim, bool causal) const {
   double e = max_efficiency;
   if (causal && causal_seq_half > 0 && seq > 0) e *= seq / (seq + causal_seq_half);
@@ -69,9 +71,11 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   if (gpu.generation == "hopper" || gpu.generation == "blackwell") {
     p.attention_forward = {0.50, 0, 0, 0};  // cuDNN / Transformer Engine fused attention, bf16
     p.attention_backward = {0.36, 0, 0, 0};
+    p.attention_kernel = AttentionKernel::cudnn;
   } else {
     p.attention_forward = {0.55, 0, 0, 0};  // FlashAttention-2 on A100 (Dao 2023: 50-73% forward)
     p.attention_backward = {0.40, 0, 0, 0};
+    p.attention_kernel = AttentionKernel::flash;
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
   // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock; the others were set from

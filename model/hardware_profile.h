@@ -50,6 +50,12 @@ struct KernelClassShape {
   double row_half = 0;           // row length (elements) below which a row-wise kernel loses bandwidth
 };
 
+// The fused-attention kernel a profile's attention curves describe, or the one a framework runs: cuDNN's
+// fused attention (Transformer Engine's choice on Hopper and later) or FlashAttention-2 (PyTorch SDPA's
+// default backend; Transformer Engine's choice before Hopper). docs/model.md §20, "Attention kernels".
+enum class AttentionKernel { cudnn, flash };
+const char* to_string(AttentionKernel k);
+
 struct CollectiveTierProfile {
   double bandwidth_efficiency = 1.0;  // achieved bus bandwidth / link bandwidth
   Seconds latency;                    // 0 = use the cluster's link latency
@@ -62,6 +68,7 @@ struct HardwareProfile {
   std::vector<MeasuredGemm> gemm_measured;  // sorted by (dtype, m, n, k); see find_measured_gemm
   AttentionCurve attention_forward{0.6, 0, 0, 0};   // fused attention, fraction of the 16-bit peak
   AttentionCurve attention_backward{0.45, 0, 0, 0};
+  AttentionKernel attention_kernel = AttentionKernel::flash;  // what the two curves above describe
   double attention_unfused = 0.35;  // unfused: batched GEMMs, fraction of the 16-bit peak
   bool attention_unfused_measured = false;  // a profile file gave `attention.unfused` (else: the kernel-chain model)
   double memory_efficiency = 0.85;  // achieved / datasheet HBM bandwidth for memory-bound kernels

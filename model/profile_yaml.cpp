@@ -73,6 +73,7 @@ void read_attention_curve(MapReader& a, const char* key, AttentionCurve& c) {
 void read_attention(MapReader& r, HardwareProfile& p) {
   if (!r.has("attention")) return;
   MapReader a(r.node("attention"), "attention", r.file());
+  p.attention_kernel = a.choice("kernel", p.attention_kernel, {{"cudnn", AttentionKernel::cudnn}, {"flash", AttentionKernel::flash}});
   read_attention_curve(a, "forward", p.attention_forward);
   read_attention_curve(a, "backward", p.attention_backward);
   p.attention_unfused_measured = a.has("unfused");
@@ -220,7 +221,7 @@ std::string profile_yaml(const HardwareProfile& p) {
   out << "gpu: " << (p.gpu.empty() ? "\"\"" : p.gpu) << "\n";
   if (p.clock_hz > 0) out << "clock: " << fmt(p.clock_hz * 1e-6) << " MHz  # SM clock of the measured GEMM and attention rates\n";
   write_gemm(out, p);
-  out << "attention:\n  forward: " << curve_yaml(p.attention_forward) << "\n  backward: "
+  out << "attention:\n  kernel: " << to_string(p.attention_kernel) << "  # the fused kernel the curves describe\n  forward: " << curve_yaml(p.attention_forward) << "\n  backward: "
       << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
   out << "memory_efficiency: " << fmt(p.memory_efficiency) << "\n";
   write_kernels(out, p);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "hardware_profile.h"
 #include "specs.h"
 
 namespace tp {
@@ -19,11 +20,12 @@ struct FrameworkRules {
   // Gradients live in a buffer allocated once and kept across steps (Megatron's contiguous grad
   // buffer, DeepSpeed's partitioned gradients) instead of being freed by zero_grad(set_to_none=True).
   bool persistent_gradients = true;
-  // Fused attention throughput relative to the profile's (cuDNN / Transformer Engine) attention:
-  // PyTorch's SDPA runs FlashAttention-2 on Hopper. It stays with the framework whatever the layer code:
-  // Megatron-DeepSpeed's fused layer calls the flash-attn package's FlashAttention-2 too
-  // (megatron/model/transformer.py FlashSelfAttention, --use-flash-attn-v2: flash_attn_varlen_func).
-  double attention_throughput = 1.0;
+  // Fused attention through Transformer Engine, which picks cuDNN's fused attention on Hopper and later
+  // and FlashAttention-2 before (attention_kernel_of below). false: PyTorch SDPA's FlashAttention-2 backend.
+  // It stays with the framework whatever the layer code: Megatron-DeepSpeed's fused layer calls the
+  // flash-attn package's FlashAttention-2 too (megatron/model/transformer.py FlashSelfAttention,
+  // --use-flash-attn-v2: flash_attn_varlen_func).
+  bool transformer_engine_attention = false;
   // The optimizer step is one multi-tensor kernel timed at the profile's measured `adamw` kernel class
   // (torch's fused AdamW; DeepSpeed's FusedAdam, ops/adam/multi_tensor_adam.cu) rather than at the generic
   // memory bandwidth (planner/optimizer_time.cpp).
@@ -74,6 +76,11 @@ struct FrameworkRules {
 };
 
 const FrameworkRules& framework_rules(Framework f);
+
+// The fused-attention kernel a framework runs on this GPU (docs/model.md §20, "Attention kernels").
+AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu);
+// Throughput of the kernel a run uses relative to the kernel a profile's attention curves describe.
+double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
 
 // The ZeRO-3 gather settings a scenario runs with: the scenario's `memory.zero3_*` keys where given
 // (DeepSpeed's ds_config stage3_* keys, model/scenario_sections.cpp read_memory), else the framework's

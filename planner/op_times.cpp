@@ -56,10 +56,11 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   const double causal = attention_executed_share(fused, true);
   const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
   // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal, at the
-  // framework's attention kernel throughput relative to the profile's (framework_rules.h).
+  // throughput of the kernel the framework runs relative to the one the curve describes (framework_rules.h).
   const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
   const double hd = static_cast<double>(c.s.model.head_dim);
-  const double speed = fused ? framework_rules(c.s.training.framework).attention_throughput : 1.0;
+  const double speed =
+      fused ? attention_kernel_speed(attention_kernel_of(c.s.training.framework, c.s.cluster.gpu), c.hw.attention_kernel) : 1.0;
   const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
   const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
   // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock.

@@ -64,6 +64,8 @@ TEST(CalibrateCli, FitThenShow) {
   EXPECT_NE(show.output.find("hardware profile " + prof + " (gpu: h100-sxm-80gb)"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("fit quality (held-out measurements)"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("memory efficiency  0.9"), std::string::npos) << show.output;
+  // The synthetic attention records name no kernel: the profile keeps Hopper's default, cuDNN.
+  EXPECT_NE(show.output.find("fused attention kernel cudnn"), std::string::npos) << show.output;
 
   // The profile drives the planner: evaluate with --profile accepts it.
   const auto eval = test::run_trainplan("evaluate --profile " + prof);

@@ -1,0 +1,87 @@
+// The fused-attention kernel a framework runs and the one a profile describes (docs/model.md §20,
+// "Attention kernels"). Oracles: the frameworks' documented choices (Transformer Engine: cuDNN on Hopper
+// and later, FlashAttention-2 before; PyTorch SDPA: FlashAttention-2) and hand computation: a run on
+// another kernel than its profile's takes the profile's attention compute time / the kernels' ratio.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "attention_flops.h"
+#include "framework_rules.h"
+#include "hardware_profile.h"
+#include "op_graph.h"
+#include "op_times.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+const char* kBase =
+    "model: llama2-7b\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+    "training: {sequence_length: 4096, global_batch: 1, micro_batch: 1, precision: bf16}\n"
+    "parallel: {tp: 1, pp: 1, zero: 0}\n";
+
+TEST(AttentionKernels, TransformerEngineFollowsTheGenerationSdpaDoesNot) {
+  const Scenario h = test::scenario(kBase);
+  const Scenario a = test::scenario(kBase, {"cluster.preset=dgx-a100"});
+  EXPECT_EQ(attention_kernel_of(Framework::megatron, h.cluster.gpu), AttentionKernel::cudnn);
+  EXPECT_EQ(attention_kernel_of(Framework::megatron, a.cluster.gpu), AttentionKernel::flash);
+  for (Framework f : {Framework::fsdp, Framework::deepspeed, Framework::pytorch}) {
+    EXPECT_EQ(attention_kernel_of(f, h.cluster.gpu), AttentionKernel::flash) << to_string(f);
+    EXPECT_EQ(attention_kernel_of(f, a.cluster.gpu), AttentionKernel::flash) << to_string(f);
+  }
+  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::cudnn, AttentionKernel::cudnn), 1.0);
+  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::flash, AttentionKernel::flash), 1.0);
+  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::flash, AttentionKernel::cudnn) *
+                       attention_kernel_speed(AttentionKernel::cudnn, AttentionKernel::flash),
+                   1.0);
+}
+
+// Forward time of the layer's fused attention core alone, less its one launch.
+double attention_compute(const Scenario& s, const HardwareProfile& hw) {
+  const OpGraph g = build_op_graph(s.model, s.training, 1);
+  std::vector<Op> core;
+  for (const Op& op : g.layer) {
+    if (op.kind == OpKind::attention_core) core.push_back(op);
+  }
+  EXPECT_EQ(core.size(), 1u);
+  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
+                        attention_peak(s.cluster.gpu, Precision::bf16).value,
+                        s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
+  return time_ops(core, c).attention - hw.kernel_launch.value;
+}
+
+TEST(AttentionKernels, SdpaOnACudnnProfileIsSlowerByTheMeasuredRatio) {
+  const Scenario mega = test::scenario(kBase);
+  const Scenario fsdp = test::scenario(kBase, {"training.framework=fsdp"});
+  const HardwareProfile hw = profile_for(mega);  // the committed H100 profile: cuDNN curves
+  ASSERT_EQ(hw.attention_kernel, AttentionKernel::cudnn);
+  EXPECT_NEAR(attention_compute(fsdp, hw), attention_compute(mega, hw) / 0.61, 1e-12);
+}
+
+TEST(AttentionKernels, OnAFlashProfileTransformerEngineIsTheFasterOne) {
+  // A Hopper profile fitted from FlashAttention-2 rows (PyTorch SDPA's): Megatron's cuDNN attention runs
+  // at 1/0.61 of its curve, an FSDP run at the curve itself.
+  const Scenario mega = test::scenario(kBase);
+  const Scenario fsdp = test::scenario(kBase, {"training.framework=fsdp"});
+  HardwareProfile hw = profile_for(mega);
+  hw.attention_kernel = AttentionKernel::flash;
+  EXPECT_NEAR(attention_compute(mega, hw), attention_compute(fsdp, hw) * 0.61, 1e-12);
+}
+
+TEST(AttentionKernels, BeforeHopperEveryFrameworkRunsTheDefaultsKernel) {
+  // A100 defaults describe FlashAttention-2 (Dao 2023), which Transformer Engine and SDPA both run there:
+  // no framework is rescaled.
+  const Scenario mega = test::scenario(kBase, {"cluster.preset=dgx-a100"});
+  const HardwareProfile hw = profile_for(mega);
+  ASSERT_EQ(hw.attention_kernel, AttentionKernel::flash);
+  for (const char* f : {"fsdp", "deepspeed", "pytorch"}) {
+    const Scenario other = test::scenario(kBase, {"cluster.preset=dgx-a100", std::string("training.framework=") + f});
+    EXPECT_DOUBLE_EQ(attention_compute(other, hw), attention_compute(mega, hw)) << f;
+  }
+}
+
+}  // namespace
+}  // namespace tp
