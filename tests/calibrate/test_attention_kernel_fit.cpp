@@ -8,57 +8,37 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "catalog.h"
-#include "fitter.h"
+#include "errors.h"
 #include "framework_rules.h"
+#include "h100_data.h"
 #include "hardware_profile.h"
-#include "measurements.h"
-#include "test_support.h"
-#include "torch_import.h"
 
 namespace tp {
 namespace {
-
-ClusterSpec h100() {
-  ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
-  return c;
-}
-
-Measurements torch_file() {
-  return import_torch_file(test::source_path("tests/data/h100-sxm/torch-attention-and-kernels.json"));
-}
 
 bool is_fused_attention(const Measurement& it, const char* algorithm) {
   const bool attention = it.op == MeasuredOp::attention_forward || it.op == MeasuredOp::attention_backward;
   return attention && it.impl == AttentionImpl::fused && it.algorithm == algorithm;
 }
 
-FitResult fit(const Measurements& m) {
-  FitOptions o;
-  o.cluster = h100();
-  o.holdout_every = 0;
-  return fit_profile(m, o);
-}
-
 TEST(AttentionKernelFit, CudnnRecordsMakeACudnnProfile) {
-  const FitResult r = fit(torch_file());
+  const FitResult r = test::fit_all(test::torch_reference_file());
   EXPECT_EQ(r.profile.attention_kernel, AttentionKernel::cudnn);
   EXPECT_NE(profile_yaml(r.profile).find("kernel: cudnn"), std::string::npos);
 }
 
 TEST(AttentionKernelFit, FlashOnlyRecordsMakeAFlashProfileAtTheMeasuredRatio) {
-  Measurements flash = torch_file();
+  Measurements flash = test::torch_reference_file();
   const size_t before = flash.items.size();
   std::erase_if(flash.items, [](const Measurement& it) { return is_fused_attention(it, "cudnn"); });
   ASSERT_LT(flash.items.size(), before);
   ASSERT_TRUE(std::any_of(flash.items.begin(), flash.items.end(), [](const Measurement& it) { return is_fused_attention(it, "flash"); }));
-  const FitResult f = fit(flash);
+  const FitResult f = test::fit_all(flash);
   EXPECT_EQ(f.profile.attention_kernel, AttentionKernel::flash);
   // The curves fitted from each kernel's own rows, at s = 4,096, causal, head dims 64 and 128, forward
   // and backward: their mean ratio is the constant the planner uses between the two kernels, within
   // the spread of the four measured ratios (0.56-0.69).
-  const FitResult c = fit(torch_file());
+  const FitResult c = test::fit_all(test::torch_reference_file());
   double sum = 0;
   for (double d : {64.0, 128.0}) {
     sum += f.profile.attention_forward.efficiency(4096, d) / c.profile.attention_forward.efficiency(4096, d);
@@ -71,7 +51,7 @@ TEST(AttentionKernelFit, FlashOnlyRecordsMakeAFlashProfileAtTheMeasuredRatio) {
 }
 
 TEST(AttentionKernelFit, ProfileFileNamesItsKernel) {
-  const GpuSpec gpu = h100().gpu;
+  const GpuSpec gpu = test::h100_cluster().gpu;
   const HardwareProfile p = load_profile_text("gpu: h100-sxm-80gb\nattention: {kernel: flash}\n", "p.yaml", gpu);
   EXPECT_EQ(p.attention_kernel, AttentionKernel::flash);
   EXPECT_EQ(load_profile_text(profile_yaml(p), "again.yaml", gpu).attention_kernel, AttentionKernel::flash);

@@ -18,28 +18,16 @@
 #include "kernel_class_time.h"
 #include "kernel_traffic.h"
 #include "measurements.h"
+#include "h100_data.h"
 #include "test_support.h"
 #include "torch_import.h"
 
 namespace tp {
 namespace {
 
-ClusterSpec h100() {
-  ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
-  return c;
-}
-
-Measurements torch_kernels() {
-  return import_torch_file(test::source_path("tests/data/h100-sxm/torch-attention-and-kernels.json"));
-}
-
-FitResult fit_of(const Measurements& m) {
-  FitOptions o;
-  o.cluster = h100();
-  o.holdout_every = 0;
-  return fit_profile(m, o);
-}
+ClusterSpec h100() { return test::h100_cluster(); }
+Measurements torch_kernels() { return test::torch_reference_file(); }
+FitResult fit_of(const Measurements& m) { return test::fit_all(m); }
 
 std::map<std::string, FamilyFit> kernel_families(const FitResult& r) {
   std::map<std::string, FamilyFit> out;

@@ -17,26 +17,16 @@
 #include "gemm_time.h"
 #include "hardware_profile.h"
 #include "measurements.h"
+#include "h100_data.h"
 #include "test_support.h"
 #include "torch_import.h"
 
 namespace tp {
 namespace {
 
-std::string data(const std::string& name) { return test::source_path("tests/data/h100-sxm/" + name); }
-
-ClusterSpec h100() {
-  ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
-  return c;
-}
-
-FitResult fit_llama() {
-  FitOptions o;
-  o.cluster = h100();
-  o.holdout_every = 0;
-  return fit_profile(read_measurements(data("calibrate-llama3.1-8b-shapes.json")), o);
-}
+std::string data(const std::string& name) { return test::h100_data(name); }
+ClusterSpec h100() { return test::h100_cluster(); }
+FitResult fit_llama() { return test::fit_all(read_measurements(data("calibrate-llama3.1-8b-shapes.json"))); }
 
 std::map<std::string, CheckFamily> check_file(const HardwareProfile& p, const std::string& file, bool exact) {
   std::map<std::string, CheckFamily> out;
