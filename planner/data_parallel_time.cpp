@@ -74,6 +74,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.backward = worst_b;
     z.overlap_gather = p.overlap_param_gather;
     z.overlap_reduce = p.overlap_grad_reduce;
+    z.whole_layers = zero3.whole_layers;
     z.live_limit = zero3.live_parameters;
     z.reuse_limit = zero3.reuse_distance;
     z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);

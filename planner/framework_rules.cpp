@@ -39,6 +39,7 @@ const FrameworkRules kRules[] = {
      .name = "deepspeed",
      .persistent_gradients = true,
      .source = "DeepSpeed ZeRO: runtime/zero/stage_1_and_2.py, stage3.py; layers: the user's (Hugging Face) model",
+     .zero3_whole_layers = false,
      .zero3_prefetch_parameters = 5e7,
      .zero3_live_parameters = 1e9,
      .zero3_reuse_distance = 1e9,
@@ -192,19 +193,19 @@ double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled) {
 
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {
   Zero3Settings z;
+  z.whole_layers = fw.zero3_whole_layers;
   z.prefetch_parameters = m.zero3_prefetch_bucket.value_or(fw.zero3_prefetch_parameters);
   z.live_parameters = m.zero3_max_live_parameters.value_or(fw.zero3_live_parameters);
   z.reuse_distance = m.zero3_max_reuse_distance.value_or(fw.zero3_reuse_distance);
   z.persistence_threshold = m.zero3_persistence_threshold.value_or(fw.zero3_persistence_threshold);
   z.recompute_regathers = fw.recompute_regathers;
   // FSDP units of one submodule each: gathered module by module like DeepSpeed, but with no live limit
-  // (FSDP prefetches the next unit whatever its size): the largest finite limit, which no module reaches.
-  // An infinite limit stands for whole-layer units (zero3_gathers_whole_layers, planner/sharded_time.h).
-  // Under a layer's activation checkpoint the recompute forward runs every unit's pre-forward hook in the
+  // (FSDP prefetches the next unit whatever its size) and nothing kept for reuse. Under a layer's activation checkpoint the recompute forward runs every unit's pre-forward hook in the
   // backward, which gathers it (forward order) and keeps it until its own post-backward reshard (FSDP1
   // frees a unit after forward only outside the backward): a recompute pass of gathers, none after it.
   if (fw.framework == Framework::fsdp && m.fsdp_unit == FsdpUnit::submodule) {
-    z.live_parameters = std::numeric_limits<double>::max();
+    z.whole_layers = false;
+    z.live_parameters = std::numeric_limits<double>::infinity();
     z.reuse_distance = std::numeric_limits<double>::infinity();
     z.recompute_regathers = true;
   }

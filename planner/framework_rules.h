@@ -31,10 +31,13 @@ struct FrameworkRules {
   // memory bandwidth (planner/optimizer_time.cpp).
   bool adamw_class_optimizer = true;
   const char* source = "";  // where the rules above were read
-  // ZeRO-3 parameter gathers. 0: whole layers are gathered (FSDP units, `memory.zero3_prefetch_layers`
-  // ahead). DeepSpeed gathers each submodule just before it runs and releases it after, fetching up to
+  // ZeRO-3 parameter gathers a whole layer at a time (FSDP units of one layer, `memory.zero3_prefetch_layers`
+  // ahead; Megatron's and plain PyTorch's sharding the same way) rather than module by module.
+  bool zero3_whole_layers = true;
+  // DeepSpeed gathers each submodule just before it runs and releases it after, fetching up to
   // `zero3_prefetch_parameters` elements ahead (deepspeed/runtime/zero/config.py: stage3_prefetch_bucket_size
-  // default 5e7; partitioned_param_coordinator.py fetch_sub_module / release_sub_module).
+  // default 5e7; partitioned_param_coordinator.py fetch_sub_module / release_sub_module). 0: no bucket
+  // (whole-layer units, or FSDP's units of one submodule, prefetched one unit ahead).
   double zero3_prefetch_parameters = 0;
   // No ZeRO-3 prefetch is issued while this many parameters are gathered: DeepSpeed's
   // stage3_max_live_parameters (runtime/zero/config.py, default 1e9; partitioned_param_coordinator.py,
@@ -86,6 +89,9 @@ double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
 // (DeepSpeed's ds_config stage3_* keys, model/scenario_sections.cpp read_memory), else the framework's
 // defaults above. The one place the planner and the simulator read these four values from.
 struct Zero3Settings {
+  // Gathered a whole layer at a time (FrameworkRules::zero3_whole_layers); false: module by module
+  // (DeepSpeed, or FSDP units of one submodule, `memory.fsdp_unit: submodule`).
+  bool whole_layers = true;
   double prefetch_parameters = 0;   // FrameworkRules::zero3_prefetch_parameters
   double live_parameters = 0;       // FrameworkRules::zero3_live_parameters
   double reuse_distance = 0;        // FrameworkRules::zero3_reuse_distance

@@ -123,7 +123,7 @@ ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, 
 double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers,
                              bool recompute_pass) {
   const double whole = (1.0 + prefetch_layers) * modules.gathered;
-  if (zero3_gathers_whole_layers(zero3.live_parameters)) return whole;
+  if (zero3.whole_layers) return whole;
   if (zero3.prefetch_parameters > 0) return std::min(whole, modules.largest + zero3.prefetch_parameters);
   const double held = recompute_pass ? modules.gathered : modules.largest;
   return std::min(whole, held + prefetch_layers * modules.largest);

@@ -1,11 +1,8 @@
 #include "sharded_time.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace tp {
-
-bool zero3_gathers_whole_layers(double live_limit) { return !(live_limit < std::numeric_limits<double>::infinity()); }
 
 bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit) { return previous.parameters < live_limit; }
 
@@ -56,7 +53,7 @@ PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const Ga
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
-  if (zero3_gathers_whole_layers(in.live_limit)) {
+  if (in.whole_layers) {
     // FSDP: the next layer's gather overlaps the whole of this layer's compute; in a reducing backward
     // it shares the stream with the reduce-scatter of the layer before (issued just before it).
     r.prefetched = in.layer_gather;
@@ -99,7 +96,7 @@ double first_gather_unhidden(const Zero3Inputs& in, std::span<const Zero3Module>
                              double layer_forward) {
   if (!in.overlap_gather) return 0.0;
   const Zero3Module& previous = mods.back();  // the module before the first in forward order (a layer before)
-  if (zero3_gathers_whole_layers(in.live_limit)) return std::min(layer_gather, layer_forward);
+  if (in.whole_layers) return std::min(layer_gather, layer_forward);
   if (!zero3_prefetch_allowed(previous, in.live_limit)) return 0.0;
   return std::min(mods.front().gather_share * layer_gather, previous.compute_share * layer_forward);
 }
@@ -124,10 +121,12 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double layer_reduce = in.overlap_reduce ? in.reduce / reducing_passes / layers : 0.0;
   const double forward = in.forward / layers;
   GatherPassInputs pass{GatherPass::forward, in.live_limit, layer_gather, forward};
+  pass.whole_layers = in.whole_layers;
   const PassExposure f = gather_pass_exposure(mods, pass);
   pass.pass = GatherPass::backward;
   pass.layer_compute = in.backward / layers;
   GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
+  recompute.whole_layers = in.whole_layers;
   if (in.recompute_pass) {
     pass.layer_compute = std::max(0.0, in.backward / layers - forward);  // `backward` holds the recompute
     pass.reuse_limit = in.reuse_limit;
@@ -158,7 +157,7 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   // the reduce-scatter of the layer before (DeepSpeed, the first module over the live-parameter limit),
   // the per-layer count above already charged it once too often (L layers, L - 1 layers before another).
   const double boundary_counted = in.overlap_gather ? b.boundary_reduce_waited + rc.boundary_reduce_waited : 0.0;
-  const double last_unit = zero3_gathers_whole_layers(in.live_limit) ? 1.0 : mods.front().gather_share;
+  const double last_unit = in.whole_layers ? 1.0 : mods.front().gather_share;
   const double last_reduce = std::max(0.0, last_unit * layer_reduce - boundary_counted);
   const double first_gather = first_gather_unhidden(in, mods, layer_gather, forward);
   const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);

@@ -14,8 +14,6 @@ namespace tp {
 
 // The modules come from zero3_modules() (planner/zero3_modules.h), the list the memory estimate reads too.
 
-// FSDP (no live-parameter limit) gathers a whole layer as one unit; DeepSpeed gathers module by module.
-bool zero3_gathers_whole_layers(double live_limit);
 // A module's gather is prefetched while the module before it runs unless that module alone holds
 // `live_limit` parameters or more (DeepSpeed's stage3_max_live_parameters, below).
 bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit);
@@ -56,6 +54,7 @@ struct GatherPassInputs {
   double layer_reduce = 0;    // seconds: one layer's reduce-scatter, when this pass's backward reduces
   double layer_backward = 0;  // recompute pass: one layer's backward compute (the first module's share runs before it)
   bool after_recompute = false;  // backward pass: a recompute pass ran each layer's modules just before
+  bool whole_layers = false;  // Zero3Settings::whole_layers: one unit per layer, `modules` unused
 };
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
@@ -76,6 +75,7 @@ struct Zero3Inputs {
   double reduce = 0;        // seconds: the gradient reduce-scatter of the step
   double forward = 0, backward = 0;          // per micro-batch compute of the stage (backward with recompute)
   bool overlap_gather = true, overlap_reduce = true;
+  bool whole_layers = false;  // Zero3Settings::whole_layers
   double live_limit = 0;    // FrameworkRules::zero3_live_parameters
   // DeepSpeed with full recompute: the recompute forward fetches every module again through its
   // forward hooks (a third pass over the forward's share `forward`), and the backward pass fetches only

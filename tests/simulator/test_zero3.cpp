@@ -216,6 +216,7 @@ TEST(Zero3, PlannerCountsTheReduceScattersSharingTheBackwardGathersStream) {
   in.reduce = 12;
   in.forward = 20;
   in.backward = 30;
+  in.whole_layers = true;
   in.live_limit = std::numeric_limits<double>::infinity();
   EXPECT_NEAR(2 * (20 + 30) + zero3_exposed(in, {}), 117.2, 1e-9);
 }

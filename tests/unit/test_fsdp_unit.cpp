@@ -26,9 +26,9 @@ const std::string kGpt =
 TEST(FsdpUnit, SubmoduleUnitsGatherModuleByModuleWithNoLiveLimit) {
   const FrameworkRules& fsdp = framework_rules(Framework::fsdp);
   const Zero3Settings layers = zero3_settings_of(fsdp, test::scenario(kGpt).memory);
-  EXPECT_TRUE(zero3_gathers_whole_layers(layers.live_parameters));
+  EXPECT_TRUE(layers.whole_layers);
   const Zero3Settings units = zero3_settings_of(fsdp, test::scenario(kGpt + "memory: {fsdp_unit: submodule}\n").memory);
-  EXPECT_FALSE(zero3_gathers_whole_layers(units.live_parameters));
+  EXPECT_FALSE(units.whole_layers);
   // No module is too large to let the next one be prefetched: even a 10^15-parameter one.
   EXPECT_TRUE(zero3_prefetch_allowed(Zero3Module{1e15, 1.0, 1.0}, units.live_parameters));
 }
@@ -92,7 +92,9 @@ TEST(FsdpUnit, EachUnitsGatherHidesOnlyBehindTheModuleBeforeIt) {
   EXPECT_DOUBLE_EQ(sub.blocked, 0.0);
   EXPECT_DOUBLE_EQ(sub.prefetched, 12.0);
   EXPECT_NEAR(sub.excess, 6.5, 1e-12);
-  in.live_limit = zero3_settings_of(framework_rules(Framework::fsdp), test::scenario(kGpt).memory).live_parameters;
+  // Whole-layer units (the default): the next layer's gather hides behind the whole layer, 12 - 6 s.
+  in.whole_layers = zero3_settings_of(framework_rules(Framework::fsdp), test::scenario(kGpt).memory).whole_layers;
+  ASSERT_TRUE(in.whole_layers);
   EXPECT_NEAR(gather_pass_exposure(layer, in).excess, 6.0, 1e-12);
 }
 

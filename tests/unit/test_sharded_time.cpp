@@ -32,6 +32,13 @@ PassExposure pass_over(std::span<const Zero3Module> modules, GatherPass pass, do
   in.layer_reduce = R;
   return gather_pass_exposure(modules, in);
 }
+// The same over whole-layer units (FSDP units of one layer: no live limit, one unit per layer).
+PassExposure whole_layer_pass(GatherPass pass, double G, double C, double R = 0) {
+  GatherPassInputs in{pass, std::numeric_limits<double>::infinity(), G, C};
+  in.layer_reduce = R;
+  in.whole_layers = true;
+  return gather_pass_exposure(gpt_layer(12288), in);
+}
 constexpr GatherPass kForward = GatherPass::forward, kBackward = GatherPass::backward;
 
 TEST(ShardedTime, GptLayerModulesFromTheOpGraph) {
@@ -142,10 +149,12 @@ TEST(ShardedTime, FsdpPrefetchesWholeLayersWithoutLimit) {
   // FSDP: no live-parameter limit; the next layer's gather overlaps the whole layer: exposed beyond it
   // only when G > C (here 12 - 6 = 6 s).
   const double none = std::numeric_limits<double>::infinity();
-  const PassExposure e = pass_over(gpt_layer(32768), kForward, none, 12.0, 6.0);
+  const PassExposure e = whole_layer_pass(kForward, 12.0, 6.0);
   EXPECT_DOUBLE_EQ(e.blocked, 0.0);
   EXPECT_DOUBLE_EQ(e.excess, 6.0);
+  EXPECT_TRUE(framework_rules(Framework::fsdp).zero3_whole_layers);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_live_parameters, none);
+  EXPECT_FALSE(framework_rules(Framework::deepspeed).zero3_whole_layers);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_live_parameters, 1e9);
 }
 
@@ -225,16 +234,19 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   // The same under FSDP (no limit): everything overlaps 360 s of compute except at the ends of the
   // step: the first layer's gather (2.4 s) has nothing before it to overlap and the last layer's
   // reduce-scatter (1.2 s, whole-layer units) nothing after it.
+  in.whole_layers = true;
   in.live_limit = std::numeric_limits<double>::infinity();
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 2.4 + 1.2, 1e-9);
   // DeepSpeed reduce-scatters after both backwards: 24 s of reduce-scatter given, 12 s per backward,
   // so the blocked gathers wait behind 2 x 11 = 22 s of it (FSDP back to the once-per-step case below).
+  in.whole_layers = false;
   in.live_limit = 1e9;
   in.reduce = 24;
   in.reduce_every_micro_batch = true;
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 68.0 + 22.0 + 6.0, 1e-9);
   in.reduce = 12;
   in.reduce_every_micro_batch = false;
+  in.whole_layers = true;
   in.live_limit = std::numeric_limits<double>::infinity();
   // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, the reduce-scatter still hides except
   // the last layer's 1.2 s.
@@ -275,9 +287,8 @@ TEST(ShardedTime, PrefetchedBackwardGatherSharesItsWindowWithAReduceScatter) {
   // piece's reduce-scatter, and both run on the stream while the piece just before it computes.
   // FSDP (whole layers): G = 12 s, R = 6 s, layer backward 15 s: 12 + 6 - 15 = 3 s beyond it; in a
   // backward that does not reduce-scatter (FSDP's earlier micro-batches) 12 < 15: none.
-  const double none = std::numeric_limits<double>::infinity();
-  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, none, 12.0, 15.0, 0.0, 6.0).excess, 3.0);
-  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, none, 12.0, 15.0).excess, 0.0);
+  EXPECT_DOUBLE_EQ(whole_layer_pass(kBackward, 12.0, 15.0, 6.0).excess, 3.0);
+  EXPECT_DOUBLE_EQ(whole_layer_pass(kBackward, 12.0, 15.0).excess, 0.0);
   // DeepSpeed, h = 12288 (all prefetched), G = 12 s, layer backward C = 12 s, R = 6 s. Backward order
   // fc2, fc1, proj, qkv; gather k shares the window of module k + 1 with the reduce-scatter of k + 2:
   //  fc2 (4) behind qkv (3 s, next layer) with proj's (next layer) 0.5 s: 1.5 s beyond;
