@@ -5,6 +5,7 @@
 
 #include "format_units.h"
 #include "report.h"
+#include "framework_rules.h"
 #include "sustained_clock.h"
 
 namespace tp {
@@ -174,6 +175,14 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
     out << "    tensor-core kernels at the sustained clock " << format_fixed(cluster_sustained_clock_hz(s.cluster, hw) * 1e-6, 0)
         << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
+  }
+  if (s.training.flash_attention) {
+    const AttentionKernel runs = attention_kernel_of(s.training.framework, s.cluster.gpu);
+    if (runs != hw.attention_kernel) {
+      out << "    fused attention: " << to_string(runs) << " (" << to_string(s.training.framework) << "'s kernel) at x"
+          << format_fixed(attention_kernel_speed(runs, hw.attention_kernel), 2) << " the profile's " << to_string(hw.attention_kernel)
+          << " curve\n";
+    }
   }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "

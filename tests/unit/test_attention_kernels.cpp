@@ -3,6 +3,7 @@
 // and later, FlashAttention-2 before; PyTorch SDPA: FlashAttention-2) and hand computation: a run on
 // another kernel than its profile's takes the profile's attention compute time / the kernels' ratio.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <vector>
@@ -81,6 +82,26 @@ TEST(AttentionKernels, BeforeHopperEveryFrameworkRunsTheDefaultsKernel) {
     const Scenario other = test::scenario(kBase, {"cluster.preset=dgx-a100", std::string("training.framework=") + f});
     EXPECT_DOUBLE_EQ(attention_compute(other, hw), attention_compute(mega, hw)) << f;
   }
+}
+
+// The report says which kernel the step ran and at what rate of the profile's curve (docs/json-output.md,
+// `attention`); the table says so when the two kernels differ. The built-in scenario is Megatron on H100.
+TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
+  const test::RunResult mega = test::run_trainplan("evaluate --format json");
+  ASSERT_EQ(mega.exit_code, 0) << mega.output;
+  const nlohmann::json a = nlohmann::json::parse(mega.output).at("attention");
+  EXPECT_EQ(a.at("kernel"), "cudnn");
+  EXPECT_EQ(a.at("profile_kernel"), "cudnn");
+  EXPECT_DOUBLE_EQ(a.at("speed").get<double>(), 1.0);
+  const test::RunResult fsdp = test::run_trainplan("evaluate --format json --set training.framework=fsdp");
+  ASSERT_EQ(fsdp.exit_code, 0) << fsdp.output;
+  const nlohmann::json b = nlohmann::json::parse(fsdp.output).at("attention");
+  EXPECT_EQ(b.at("kernel"), "flash");
+  EXPECT_DOUBLE_EQ(b.at("speed").get<double>(), 0.61);
+  const test::RunResult table = test::run_trainplan("evaluate --set training.framework=fsdp");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve"), std::string::npos)
+      << table.output;
 }
 
 }  // namespace
