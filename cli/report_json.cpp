@@ -107,7 +107,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
                  {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
-  const AttentionKernel runs = attention_kernel_of(s.training.framework, s.cluster.gpu);
+  const AttentionKernel runs = attention_kernel_of(s.training, s.cluster.gpu);
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"kernel", to_string(runs)},
                     {"profile_kernel", to_string(hw.attention_kernel)},

@@ -177,9 +177,10 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
   }
   if (s.training.flash_attention) {
-    const AttentionKernel runs = attention_kernel_of(s.training.framework, s.cluster.gpu);
+    const AttentionKernel runs = attention_kernel_of(s.training, s.cluster.gpu);
     if (runs != hw.attention_kernel) {
-      out << "    fused attention: " << to_string(runs) << " (" << to_string(s.training.framework) << "'s kernel) at x"
+      const std::string whose = s.training.attention_kernel ? "training.attention_kernel" : std::string(to_string(s.training.framework)) + "'s kernel";
+      out << "    fused attention: " << to_string(runs) << " (" << whose << ") at x"
           << format_fixed(attention_kernel_speed(runs, hw.attention_kernel), 2) << " the profile's " << to_string(hw.attention_kernel)
           << " curve\n";
     }

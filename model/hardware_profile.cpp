@@ -8,8 +8,6 @@
 
 namespace tp {
 
-const char* to_string(AttentionKernel k) { return k == AttentionKernel::cudnn ? "cudnn" : "flash"; }
-
 double AttentionCurve::efficiency(double seq, double head_dim, bool causal) const {
   double e = max_efficiency;
   if (causal && causal_seq_half > 0 && seq > 0) e *= seq / (seq + causal_seq_half);

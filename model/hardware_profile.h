@@ -50,12 +50,6 @@ struct KernelClassShape {
   double row_half = 0;           // row length (elements) below which a row-wise kernel loses bandwidth
 };
 
-// The fused-attention kernel a profile's attention curves describe, or the one a framework runs: cuDNN's
-// fused attention (Transformer Engine's choice on Hopper and later) or FlashAttention-2 (PyTorch SDPA's
-// default backend; Transformer Engine's choice before Hopper). docs/model.md §20, "Attention kernels".
-enum class AttentionKernel { cudnn, flash };
-const char* to_string(AttentionKernel k);
-
 struct CollectiveTierProfile {
   double bandwidth_efficiency = 1.0;  // achieved bus bandwidth / link bandwidth
   Seconds latency;                    // 0 = use the cluster's link latency

@@ -133,6 +133,14 @@ TrainingSpec read_training(MapReader& r) {
                           {"adamw", Optimizer::adamw}, {"adafactor", Optimizer::adafactor},
                           {"adam8bit", Optimizer::adam8bit}, {"lion", Optimizer::lion}});
   t.flash_attention = r.boolean("flash_attention", t.flash_attention);
+  if (r.has("attention_kernel")) {
+    t.attention_kernel = r.choice("attention_kernel", AttentionKernel::flash,
+                                  {{"cudnn", AttentionKernel::cudnn}, {"flash", AttentionKernel::flash}});
+    if (!t.flash_attention) {
+      r.fail("attention_kernel", "names the fused attention kernel, but flash_attention is false (explicit attention); "
+                                 "set flash_attention: true or remove the key");
+    }
+  }
   // torch.optim.AdamW/SGD keep states like the parameter ("same"); Megatron, DeepSpeed and FSDP keep them in fp32.
   t.optimizer_state_precision =
       r.choice("optimizer_state_precision",

@@ -104,6 +104,8 @@ const char* to_string(Framework f) {
 
 const char* to_string(LayerCode c) { return c == LayerCode::fused ? "fused" : "eager"; }
 
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::cudnn ? "cudnn" : "flash"; }
+
 const char* to_string(OptimizerKernel k) {
   switch (k) {
     case OptimizerKernel::fused: return "fused";

@@ -140,6 +140,12 @@ struct ClusterSpec {
   int gpus() const { return nodes * gpus_per_node; }
 };
 
+// The fused-attention kernel a profile's attention curves describe, or the one a run uses: cuDNN's fused
+// attention (Transformer Engine's choice on Hopper and later) or FlashAttention-2 (PyTorch SDPA's default
+// backend; Transformer Engine's choice before Hopper). docs/model.md §20, "Attention kernels".
+enum class AttentionKernel { cudnn, flash };
+const char* to_string(AttentionKernel k);
+
 struct TrainingSpec {
   std::int64_t sequence_length = 4096;
   std::int64_t global_batch = 0;  // sequences per optimizer step (0 until resolved: micro_batch x dp)
@@ -150,6 +156,8 @@ struct TrainingSpec {
   Precision grad_precision = Precision::bf16;  // gradient buffer (Megatron: fp32)
   Optimizer optimizer = Optimizer::adamw;
   bool flash_attention = true;
+  // training.attention_kernel as given; absent: the framework's on this GPU (attention_kernel_of).
+  std::optional<AttentionKernel> attention_kernel;
   Framework framework = Framework::megatron;
   // training.layer_code as given; absent: the framework's own (layer_code_of).
   std::optional<LayerCode> layer_code;

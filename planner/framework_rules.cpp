@@ -186,6 +186,10 @@ AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu) {
   return hopper_or_later ? AttentionKernel::cudnn : AttentionKernel::flash;
 }
 
+AttentionKernel attention_kernel_of(const TrainingSpec& t, const GpuSpec& gpu) {
+  return t.attention_kernel.value_or(attention_kernel_of(t.framework, gpu));
+}
+
 double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled) {
   if (runs == profiled) return 1.0;
   return runs == AttentionKernel::flash ? kFlash2OverCudnn : 1.0 / kFlash2OverCudnn;

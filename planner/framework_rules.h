@@ -82,6 +82,8 @@ const FrameworkRules& framework_rules(Framework f);
 
 // The fused-attention kernel a framework runs on this GPU (docs/model.md §20, "Attention kernels").
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu);
+// The kernel a scenario's step uses: training.attention_kernel where given, else its framework's.
+AttentionKernel attention_kernel_of(const TrainingSpec& t, const GpuSpec& gpu);
 // Throughput of the kernel a run uses relative to the kernel a profile's attention curves describe.
 double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
 

@@ -84,6 +84,21 @@ TEST(AttentionKernels, BeforeHopperEveryFrameworkRunsTheDefaultsKernel) {
   }
 }
 
+// training.attention_kernel names the kernel whatever the framework: an FSDP model built from Transformer
+// Engine layers runs TE's cuDNN attention (the framework's curve, not SDPA's), a Megatron run can be told it
+// uses FlashAttention-2.
+TEST(AttentionKernels, TheScenarioCanNameItsKernel) {
+  const Scenario mega = test::scenario(kBase);
+  const HardwareProfile hw = profile_for(mega);
+  const Scenario fsdp_te = test::scenario(kBase, {"training.framework=fsdp", "training.attention_kernel=cudnn"});
+  EXPECT_EQ(attention_kernel_of(fsdp_te.training, fsdp_te.cluster.gpu), AttentionKernel::cudnn);
+  EXPECT_DOUBLE_EQ(attention_compute(fsdp_te, hw), attention_compute(mega, hw));
+  const Scenario mega_flash = test::scenario(kBase, {"training.attention_kernel=flash"});
+  EXPECT_NEAR(attention_compute(mega_flash, hw), attention_compute(mega, hw) / 0.61, 1e-12);
+  // Absent, the framework's.
+  EXPECT_EQ(attention_kernel_of(mega.training, mega.cluster.gpu), AttentionKernel::cudnn);
+}
+
 // The report says which kernel the step ran and at what rate of the profile's curve (docs/json-output.md,
 // `attention`); the table says so when the two kernels differ. The built-in scenario is Megatron on H100.
 TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {

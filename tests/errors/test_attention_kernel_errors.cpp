@@ -1,0 +1,45 @@
+// training.attention_kernel (docs/scenario-reference.md): `cudnn` or `flash`, absent = the framework's kernel
+// on the scenario's GPU. An unknown value is an InputError at the key naming the choices; the key with
+// explicit attention (flash_attention: false) is refused at the key, naming the other field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error_test_support.h"
+#include "scenario.h"
+
+namespace tp {
+namespace {
+
+using errtest::fails_at;
+using errtest::load_error;
+using errtest::Yaml;
+
+const std::string kTraining = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, ";
+
+TEST(AttentionKernelErrors, ReadWhenGivenAbsentOtherwise) {
+  Yaml y;
+  EXPECT_FALSE(test::scenario(y.str()).training.attention_kernel.has_value());
+  y.training = kTraining + "framework: fsdp, attention_kernel: cudnn}";
+  EXPECT_EQ(test::scenario(y.str()).training.attention_kernel, AttentionKernel::cudnn);
+  EXPECT_EQ(test::scenario(Yaml().str(), {"training.attention_kernel=flash"}).training.attention_kernel, AttentionKernel::flash);
+}
+
+TEST(AttentionKernelErrors, UnknownValueNamesTheChoices) {
+  Yaml y;
+  y.training = kTraining + "attention_kernel: triton}";
+  EXPECT_TRUE(fails_at(y.str(), "triton", 0, "training.attention_kernel", {"cudnn | flash"}));
+  auto g = load_error(Yaml().str(), {"training.attention_kernel=cudn"});
+  ASSERT_TRUE(g.thrown);
+  EXPECT_EQ(g.field, "training.attention_kernel");
+  EXPECT_NE(g.what.find("did you mean 'cudnn'"), std::string::npos) << g.what;
+}
+
+TEST(AttentionKernelErrors, ExplicitAttentionHasNoFusedKernel) {
+  Yaml y;
+  y.training = kTraining + "flash_attention: false, attention_kernel: flash}";
+  EXPECT_TRUE(fails_at(y.str(), "flash}", 0, "training.attention_kernel", {"flash_attention is false"}));
+}
+
+}  // namespace
+}  // namespace tp
