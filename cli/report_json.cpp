@@ -107,11 +107,10 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
                  {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
-  const AttentionKernel runs = attention_kernel_of(s.training, s.cluster.gpu);
   j["attention"] = {{"fused", s.training.flash_attention},
-                    {"kernel", to_string(runs)},
+                    {"kernel", to_string(attention_kernel_of(s.training, s.cluster.gpu))},
                     {"profile_kernel", to_string(hw.attention_kernel)},
-                    {"speed", s.training.flash_attention ? attention_kernel_speed(runs, hw.attention_kernel) : 1.0}};
+                    {"speed", fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel)}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                      {"tflops_per_gpu", t.tflops_per_gpu}};

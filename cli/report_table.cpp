@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "format_units.h"
-#include "report.h"
 #include "framework_rules.h"
+#include "report.h"
 #include "sustained_clock.h"
 
 namespace tp {
@@ -176,14 +176,11 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
         << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
   }
-  if (s.training.flash_attention) {
-    const AttentionKernel runs = attention_kernel_of(s.training, s.cluster.gpu);
-    if (runs != hw.attention_kernel) {
-      const std::string whose = s.training.attention_kernel ? "training.attention_kernel" : std::string(to_string(s.training.framework)) + "'s kernel";
-      out << "    fused attention: " << to_string(runs) << " (" << whose << ") at x"
-          << format_fixed(attention_kernel_speed(runs, hw.attention_kernel), 2) << " the profile's " << to_string(hw.attention_kernel)
-          << " curve\n";
-    }
+  if (const double speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel); speed != 1.0) {
+    const std::string whose =
+        s.training.attention_kernel ? "training.attention_kernel" : std::string(to_string(s.training.framework)) + "'s kernel";
+    out << "    fused attention: " << to_string(attention_kernel_of(s.training, s.cluster.gpu)) << " (" << whose << ") at x"
+        << format_fixed(speed, 2) << " the profile's " << to_string(hw.attention_kernel) << " curve\n";
   }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "

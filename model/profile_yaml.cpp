@@ -221,8 +221,8 @@ std::string profile_yaml(const HardwareProfile& p) {
   out << "gpu: " << (p.gpu.empty() ? "\"\"" : p.gpu) << "\n";
   if (p.clock_hz > 0) out << "clock: " << fmt(p.clock_hz * 1e-6) << " MHz  # SM clock of the measured GEMM and attention rates\n";
   write_gemm(out, p);
-  out << "attention:\n  kernel: " << to_string(p.attention_kernel) << "  # the fused kernel the curves describe\n  forward: " << curve_yaml(p.attention_forward) << "\n  backward: "
-      << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
+  out << "attention:\n  kernel: " << to_string(p.attention_kernel) << "  # the fused kernel the curves describe\n"
+      << "  forward: " << curve_yaml(p.attention_forward) << "\n  backward: " << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
   out << "memory_efficiency: " << fmt(p.memory_efficiency) << "\n";
   write_kernels(out, p);
   out << "kernel_launch: " << fmt(p.kernel_launch.value * 1e6) << " us\n";

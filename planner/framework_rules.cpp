@@ -195,6 +195,10 @@ double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled) {
   return runs == AttentionKernel::flash ? kFlash2OverCudnn : 1.0 / kFlash2OverCudnn;
 }
 
+double fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled) {
+  return t.flash_attention ? attention_kernel_speed(attention_kernel_of(t, gpu), profiled) : 1.0;
+}
+
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {
   Zero3Settings z;
   z.whole_layers = fw.zero3_whole_layers;
@@ -204,8 +208,8 @@ Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& 
   z.persistence_threshold = m.zero3_persistence_threshold.value_or(fw.zero3_persistence_threshold);
   z.recompute_regathers = fw.recompute_regathers;
   // FSDP units of one submodule each: gathered module by module like DeepSpeed, but with no live limit
-  // (FSDP prefetches the next unit whatever its size) and nothing kept for reuse. Under a layer's activation checkpoint the recompute forward runs every unit's pre-forward hook in the
-  // backward, which gathers it (forward order) and keeps it until its own post-backward reshard (FSDP1
+  // (FSDP prefetches the next unit whatever its size) and nothing kept for reuse. Under a layer's activation
+  // checkpoint the recompute forward runs every unit's pre-forward hook in the backward, which gathers it (forward order) and keeps it until its own post-backward reshard (FSDP1
   // frees a unit after forward only outside the backward): a recompute pass of gathers, none after it.
   if (fw.framework == Framework::fsdp && m.fsdp_unit == FsdpUnit::submodule) {
     z.whole_layers = false;
