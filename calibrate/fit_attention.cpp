@@ -100,7 +100,8 @@ void fit_unfused(const std::vector<const Measurement*>& all, FitResult& r, const
 }  // namespace
 
 // The fused records the profile describes: cuDNN's when the file has them, else every fused record
-// ("flash" when they all are FlashAttention's, as PyTorch SDPA's rows are; "" when mixed or unnamed).
+// ("flash" when they all are FlashAttention-2's, as PyTorch SDPA's rows are, "triton" when they all are
+// the Triton FlashAttention's; "" when mixed or unnamed).
 std::string fused_attention_algorithm(const Measurements& m) {
   std::string common;
   bool mixed = false;
@@ -110,7 +111,7 @@ std::string fused_attention_algorithm(const Measurements& m) {
     if (common.empty()) common = it.algorithm;
     mixed = mixed || it.algorithm != common;
   }
-  return !mixed && common == "flash" ? common : "";
+  return !mixed && (common == "flash" || common == "triton") ? common : "";
 }
 
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
@@ -119,6 +120,7 @@ void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
   // What the fitted curves describe; unnamed records keep the generation's default kernel.
   if (algorithm == "cudnn") r.profile.attention_kernel = AttentionKernel::cudnn;
   if (algorithm == "flash") r.profile.attention_kernel = AttentionKernel::flash;
+  if (algorithm == "triton") r.profile.attention_kernel = AttentionKernel::triton;
   std::vector<const Measurement*> fwd, bwd, unfused;
   for (const auto& it : m.items) {
     if (!is_attention(it.op) || !std::isfinite(efficiency_of(it, o.cluster.gpu))) continue;

@@ -107,10 +107,11 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
                  {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
+  const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel);
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"kernel", to_string(attention_kernel_of(s.training, s.cluster.gpu))},
                     {"profile_kernel", to_string(hw.attention_kernel)},
-                    {"speed", fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel)}};
+                    {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                      {"tflops_per_gpu", t.tflops_per_gpu}};

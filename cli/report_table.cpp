@@ -176,11 +176,13 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
         << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
   }
-  if (const double speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel); speed != 1.0) {
+  if (const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel); !speed.same()) {
     const std::string whose =
         s.training.attention_kernel ? "training.attention_kernel" : std::string(to_string(s.training.framework)) + "'s kernel";
     out << "    fused attention: " << to_string(attention_kernel_of(s.training, s.cluster.gpu)) << " (" << whose << ") at x"
-        << format_fixed(speed, 2) << " the profile's " << to_string(hw.attention_kernel) << " curve\n";
+        << format_fixed(speed.forward, 2);
+    if (speed.backward != speed.forward) out << " forward, x" << format_fixed(speed.backward, 2) << " backward,";
+    out << " the profile's " << to_string(hw.attention_kernel) << " curve\n";
   }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "

@@ -73,7 +73,10 @@ void read_attention_curve(MapReader& a, const char* key, AttentionCurve& c) {
 void read_attention(MapReader& r, HardwareProfile& p) {
   if (!r.has("attention")) return;
   MapReader a(r.node("attention"), "attention", r.file());
-  p.attention_kernel = a.choice("kernel", p.attention_kernel, {{"cudnn", AttentionKernel::cudnn}, {"flash", AttentionKernel::flash}});
+  p.attention_kernel = a.choice("kernel", p.attention_kernel, 
+                                {{"cudnn", AttentionKernel::cudnn},
+                                 {"flash", AttentionKernel::flash},
+                                 {"triton", AttentionKernel::triton}});
   read_attention_curve(a, "forward", p.attention_forward);
   read_attention_curve(a, "backward", p.attention_backward);
   p.attention_unfused_measured = a.has("unfused");

@@ -135,7 +135,9 @@ TrainingSpec read_training(MapReader& r) {
   t.flash_attention = r.boolean("flash_attention", t.flash_attention);
   if (r.has("attention_kernel")) {
     t.attention_kernel = r.choice("attention_kernel", AttentionKernel::flash,
-                                  {{"cudnn", AttentionKernel::cudnn}, {"flash", AttentionKernel::flash}});
+                                  {{"cudnn", AttentionKernel::cudnn},
+                                   {"flash", AttentionKernel::flash},
+                                   {"triton", AttentionKernel::triton}});
     if (!t.flash_attention) {
       r.fail("attention_kernel", "names the fused attention kernel, but flash_attention is false (explicit attention); "
                                  "set flash_attention: true or remove the key");

@@ -104,7 +104,14 @@ const char* to_string(Framework f) {
 
 const char* to_string(LayerCode c) { return c == LayerCode::fused ? "fused" : "eager"; }
 
-const char* to_string(AttentionKernel k) { return k == AttentionKernel::cudnn ? "cudnn" : "flash"; }
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::cudnn: return "cudnn";
+    case AttentionKernel::flash: return "flash";
+    case AttentionKernel::triton: return "triton";
+  }
+  return "flash";
+}
 
 const char* to_string(OptimizerKernel k) {
   switch (k) {

@@ -141,9 +141,10 @@ struct ClusterSpec {
 };
 
 // The fused-attention kernel a profile's attention curves describe, or the one a run uses: cuDNN's fused
-// attention (Transformer Engine's choice on Hopper and later) or FlashAttention-2 (PyTorch SDPA's default
-// backend; Transformer Engine's choice before Hopper). docs/model.md §20, "Attention kernels".
-enum class AttentionKernel { cudnn, flash };
+// attention (Transformer Engine's choice on Hopper and later), FlashAttention-2 (PyTorch SDPA's default
+// backend; Transformer Engine's choice before Hopper) or flash-attn's Triton FlashAttention (llm-foundry
+// MPT's attn_impl: triton). docs/model.md §20, "Attention kernels".
+enum class AttentionKernel { cudnn, flash, triton };
 const char* to_string(AttentionKernel k);
 
 struct TrainingSpec {

@@ -25,6 +25,25 @@ namespace {
 // causal, s 4096, head dim 64 and 128): forward 268/391 and 322/579, backward 173/263 and 196/352;
 // mean 0.61. Measured on the H100; used wherever a run's kernel and its profile's differ.
 constexpr double kFlash2OverCudnn = 0.61;
+// The Triton FlashAttention (flash-attn's flash_attn/flash_attn_triton.py at eff9fe6b, which llm-foundry
+// copied as llmfoundry/models/layers/flash_attn_triton.py for MPT's attn_impl: triton): FlashAttention-2
+// is "around 1.3-1.5x faster than FlashAttention in Triton in the forward pass and around 2x faster in
+// the backward pass" (Dao 2023, FlashAttention-2, §4.1, A100; 1.4 taken), consistent with the Triton
+// kernel's docstring (forward faster than the 2022 CUDA FlashAttention, backward slower, "overall
+// slightly slower") and FlashAttention-2 being "around 2x faster than FlashAttention". Not measured here;
+// the same ratios are taken on the H100, where both kernels run Ampere's mma.sync instructions
+// (FlashAttention-2 has no Hopper path; llm-foundry built pre-MLIR Triton for sm90, triton_pre_mlir_sm90).
+constexpr AttentionSpeed kTritonOverFlash2{.forward = 1.0 / 1.4, .backward = 0.5};
+
+// Each kernel's throughput relative to FlashAttention-2's on the same shapes (sources above).
+AttentionSpeed rate_against_flash2(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::cudnn: return {1.0 / kFlash2OverCudnn, 1.0 / kFlash2OverCudnn};
+    case AttentionKernel::flash: return {};
+    case AttentionKernel::triton: return kTritonOverFlash2;
+  }
+  return {};
+}
 
 const FrameworkRules kRules[] = {
     {.framework = Framework::megatron,
@@ -190,13 +209,14 @@ AttentionKernel attention_kernel_of(const TrainingSpec& t, const GpuSpec& gpu) {
   return t.attention_kernel.value_or(attention_kernel_of(t.framework, gpu));
 }
 
-double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled) {
-  if (runs == profiled) return 1.0;
-  return runs == AttentionKernel::flash ? kFlash2OverCudnn : 1.0 / kFlash2OverCudnn;
+AttentionSpeed attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled) {
+  if (runs == profiled) return {};
+  const AttentionSpeed r = rate_against_flash2(runs), p = rate_against_flash2(profiled);
+  return {r.forward / p.forward, r.backward / p.backward};
 }
 
-double fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled) {
-  return t.flash_attention ? attention_kernel_speed(attention_kernel_of(t, gpu), profiled) : 1.0;
+AttentionSpeed fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled) {
+  return t.flash_attention ? attention_kernel_speed(attention_kernel_of(t, gpu), profiled) : AttentionSpeed{};
 }
 
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {

@@ -83,12 +83,18 @@ const FrameworkRules& framework_rules(Framework f);
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu);
 // The kernel a scenario's step uses: training.attention_kernel where given, else its framework's.
 AttentionKernel attention_kernel_of(const TrainingSpec& t, const GpuSpec& gpu);
+// Throughput of one fused-attention kernel relative to another's, per pass.
+struct AttentionSpeed {
+  double forward = 1.0;
+  double backward = 1.0;
+  bool same() const { return forward == 1.0 && backward == 1.0; }
+};
 // Throughput of the kernel a run uses relative to the kernel a profile's attention curves describe.
-double attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
+AttentionSpeed attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
 // A scenario's fused attention against a profile whose curves describe `profiled`: its kernel's speed,
 // 1 with explicit attention (flash_attention: false, timed at the profile's unfused rate). The one rule
 // the step time and the reports read.
-double fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled);
+AttentionSpeed fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled);
 
 // The ZeRO-3 gather settings a scenario runs with: the scenario's `memory.zero3_*` keys where given
 // (DeepSpeed's ds_config stage3_* keys, model/scenario_sections.cpp read_memory), else the framework's

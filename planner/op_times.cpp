@@ -59,9 +59,9 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   // throughput of the kernel the framework runs relative to the one the curve describes (framework_rules.h).
   const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
   const double hd = static_cast<double>(c.s.model.head_dim);
-  const double speed = fused_attention_speed(c.s.training, c.s.cluster.gpu, c.hw.attention_kernel);
-  const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
-  const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed : c.hw.attention_unfused;
+  const AttentionSpeed speed = fused_attention_speed(c.s.training, c.s.cluster.gpu, c.hw.attention_kernel);
+  const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, hd) * speed.forward : c.hw.attention_unfused;
+  const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, hd) * speed.backward : c.hw.attention_unfused;
   // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock.
   const double clock = fused ? c.tensor_time_scale : 1.0;
   double fwd = std::max(clock * flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);

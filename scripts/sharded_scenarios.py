@@ -166,6 +166,19 @@ def recompute_of(run):
     return "none", "recompute not printed: framework default (none)"
 
 
+def llmfoundry_attention(run):
+    """(attention_kernel, reason) of an llm-foundry benchmark table's run."""
+    if "#838" in str(run["framework"].get("date")):
+        # scripts/train/benchmarking/sweep.py of PR #838 passes --attn_impl per model.
+        if any(m in run["model"]["name"] for m in ("MPT-13b", "MPT-30b")):
+            return "triton", "sweep.py (PR #838) passes --attn_impl triton for 13b and 30b: MPT's Triton FlashAttention"
+        return "flash", "sweep.py (PR #838) passes --attn_impl flash with llm-foundry[gpu-flash2]: FlashAttention-2"
+    # Tables of 2023 (A100 by 2023-05-03, H100 PR #543): sweep.sh passes no --attn_impl and
+    # submit_benchmarks.py defaults to 'triton' (at 5f43bf160 and b2a43a147).
+    return "triton", ("submit_benchmarks.py --attn_impl default 'triton' (sweep.sh passes none): MPT's Triton "
+                      "FlashAttention (llmfoundry/models/layers/flash_attn_triton.py)")
+
+
 def setup_of(run, shape):
     """(training, parallel, notes) for the run's framework."""
     fam, b, p, gpus = family(run), run["batch"], run["parallel"], run["hardware"]["gpu_count"]
@@ -223,6 +236,9 @@ def setup_of(run, shape):
             tr["fused_loss"] = True
             notes.append("loss: llm-foundry ComposerMPTCausalLM loss_fn default 'fused_crossentropy' "
                          "(flash_attn.losses.cross_entropy.CrossEntropyLoss on the 16-bit logits)")
+            kernel, why = llmfoundry_attention(run)
+            tr["attention_kernel"] = kernel
+            notes.append("attention: " + why)
         return tr, par, notes
     if fam == "deepspeed-azure":
         # The blog's Table 1 names microsoft/Megatron-DeepSpeed as the training code; its Azure recipes

@@ -1,4 +1,4 @@
-// training.attention_kernel (docs/scenario-reference.md): `cudnn` or `flash`, absent = the framework's kernel
+// training.attention_kernel (docs/scenario-reference.md): `cudnn`, `flash` or `triton`, absent = the framework's kernel
 // on the scenario's GPU. An unknown value is an InputError at the key naming the choices; the key with
 // explicit attention (flash_attention: false) is refused at the key, naming the other field.
 #include <gtest/gtest.h>
@@ -23,12 +23,13 @@ TEST(AttentionKernelErrors, ReadWhenGivenAbsentOtherwise) {
   y.training = kTraining + "framework: fsdp, attention_kernel: cudnn}";
   EXPECT_EQ(test::scenario(y.str()).training.attention_kernel, AttentionKernel::cudnn);
   EXPECT_EQ(test::scenario(Yaml().str(), {"training.attention_kernel=flash"}).training.attention_kernel, AttentionKernel::flash);
+  EXPECT_EQ(test::scenario(Yaml().str(), {"training.attention_kernel=triton"}).training.attention_kernel, AttentionKernel::triton);
 }
 
 TEST(AttentionKernelErrors, UnknownValueNamesTheChoices) {
   Yaml y;
-  y.training = kTraining + "attention_kernel: triton}";
-  EXPECT_TRUE(fails_at(y.str(), "triton", 0, "training.attention_kernel", {"cudnn | flash"}));
+  y.training = kTraining + "attention_kernel: xformers}";
+  EXPECT_TRUE(fails_at(y.str(), "xformers", 0, "training.attention_kernel", {"cudnn | flash | triton"}));
   auto g = load_error(Yaml().str(), {"training.attention_kernel=cudn"});
   ASSERT_TRUE(g.thrown);
   EXPECT_EQ(g.field, "training.attention_kernel");

@@ -33,11 +33,24 @@ TEST(AttentionKernels, TransformerEngineFollowsTheGenerationSdpaDoesNot) {
     EXPECT_EQ(attention_kernel_of(f, h.cluster.gpu), AttentionKernel::flash) << to_string(f);
     EXPECT_EQ(attention_kernel_of(f, a.cluster.gpu), AttentionKernel::flash) << to_string(f);
   }
-  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::cudnn, AttentionKernel::cudnn), 1.0);
-  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::flash, AttentionKernel::flash), 1.0);
-  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::flash, AttentionKernel::cudnn) *
-                       attention_kernel_speed(AttentionKernel::cudnn, AttentionKernel::flash),
+  for (AttentionKernel k : {AttentionKernel::cudnn, AttentionKernel::flash, AttentionKernel::triton}) {
+    EXPECT_TRUE(attention_kernel_speed(k, k).same()) << to_string(k);
+  }
+  EXPECT_DOUBLE_EQ(attention_kernel_speed(AttentionKernel::flash, AttentionKernel::cudnn).forward *
+                       attention_kernel_speed(AttentionKernel::cudnn, AttentionKernel::flash).forward,
                    1.0);
+}
+
+// The Triton FlashAttention against FlashAttention-2: FlashAttention-2 is 1.3-1.5x faster in the forward
+// pass and 2x in the backward (Dao 2023, §4.1, A100); against a cuDNN profile the two ratios compose.
+TEST(AttentionKernels, TritonKernelRatesFromFlashAttention2Paper) {
+  const AttentionSpeed t = attention_kernel_speed(AttentionKernel::triton, AttentionKernel::flash);
+  EXPECT_GE(1.0 / t.forward, 1.3);
+  EXPECT_LE(1.0 / t.forward, 1.5);
+  EXPECT_DOUBLE_EQ(1.0 / t.backward, 2.0);
+  const AttentionSpeed c = attention_kernel_speed(AttentionKernel::triton, AttentionKernel::cudnn);
+  EXPECT_NEAR(c.backward, 0.5 * 0.61, 1e-12);
+  EXPECT_NEAR(c.forward, t.forward * 0.61, 1e-12);
 }
 
 // Forward time of the layer's fused attention core alone, less its one launch.
@@ -84,6 +97,15 @@ TEST(AttentionKernels, BeforeHopperEveryFrameworkRunsTheDefaultsKernel) {
   }
 }
 
+TEST(AttentionKernels, TritonOnAnA100FlashProfileTakesThePapersForwardRatio) {
+  // The A100 defaults describe FlashAttention-2; the Triton kernel's forward is 1.4x longer (Dao 2023, §4.1).
+  const Scenario flash = test::scenario(kBase, {"cluster.preset=dgx-a100", "training.framework=fsdp"});
+  const Scenario triton =
+      test::scenario(kBase, {"cluster.preset=dgx-a100", "training.framework=fsdp", "training.attention_kernel=triton"});
+  const HardwareProfile hw = profile_for(flash);
+  EXPECT_NEAR(attention_compute(triton, hw), 1.4 * attention_compute(flash, hw), 1e-12);
+}
+
 // training.attention_kernel names the kernel whatever the framework: an FSDP model built from Transformer
 // Engine layers runs TE's cuDNN attention (the framework's curve, not SDPA's), a Megatron run can be told it
 // uses FlashAttention-2.
@@ -107,16 +129,23 @@ TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
   const nlohmann::json a = nlohmann::json::parse(mega.output).at("attention");
   EXPECT_EQ(a.at("kernel"), "cudnn");
   EXPECT_EQ(a.at("profile_kernel"), "cudnn");
-  EXPECT_DOUBLE_EQ(a.at("speed").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(a.at("speed").at("forward").get<double>(), 1.0);
   const test::RunResult fsdp = test::run_trainplan("evaluate --format json --set training.framework=fsdp");
   ASSERT_EQ(fsdp.exit_code, 0) << fsdp.output;
   const nlohmann::json b = nlohmann::json::parse(fsdp.output).at("attention");
   EXPECT_EQ(b.at("kernel"), "flash");
-  EXPECT_DOUBLE_EQ(b.at("speed").get<double>(), 0.61);
+  EXPECT_DOUBLE_EQ(b.at("speed").at("forward").get<double>(), 0.61);
+  EXPECT_DOUBLE_EQ(b.at("speed").at("backward").get<double>(), 0.61);
   const test::RunResult table = test::run_trainplan("evaluate --set training.framework=fsdp");
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve"), std::string::npos)
       << table.output;
+  const test::RunResult triton = test::run_trainplan("evaluate --set training.framework=fsdp --set training.attention_kernel=triton");
+  ASSERT_EQ(triton.exit_code, 0) << triton.output;
+  EXPECT_NE(triton.output.find("fused attention: triton (training.attention_kernel) at x0.44 forward, x0.30 backward, the "
+                               "profile's cudnn curve"),
+            std::string::npos)
+      << triton.output;
 }
 
 }  // namespace
