@@ -28,9 +28,11 @@ constexpr double kFlash2OverCudnn = 0.61;
 // The Triton FlashAttention (flash-attn's flash_attn/flash_attn_triton.py at eff9fe6b, which llm-foundry
 // copied as llmfoundry/models/layers/flash_attn_triton.py for MPT's attn_impl: triton): FlashAttention-2
 // is "around 1.3-1.5x faster than FlashAttention in Triton in the forward pass and around 2x faster in
-// the backward pass" (Dao 2023, FlashAttention-2, §4.1, A100; 1.4 taken), consistent with the Triton
-// kernel's docstring (forward faster than the 2022 CUDA FlashAttention, backward slower, "overall
-// slightly slower") and FlashAttention-2 being "around 2x faster than FlashAttention". Not measured here;
+// the backward pass" (Dao 2023, FlashAttention-2, §4.1, A100; 1.4 taken). The paper's Triton baseline is
+// Triton's own fused attention (benchmarks/benchmark_flash_attention.py: triton.ops.flash_attention), from
+// which MPT's kernel was built; its docstring agrees (forward faster than the 2022 CUDA FlashAttention,
+// backward slower, "overall slightly slower", and FlashAttention-2 is "around 2x faster than
+// FlashAttention"). Not measured here;
 // the same ratios are taken on the H100, where both kernels run Ampere's mma.sync instructions
 // (FlashAttention-2 has no Hopper path; llm-foundry built pre-MLIR Triton for sm90, triton_pre_mlir_sm90).
 constexpr AttentionSpeed kTritonOverFlash2{.forward = 1.0 / 1.4, .backward = 0.5};
