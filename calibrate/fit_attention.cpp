@@ -111,16 +111,14 @@ std::string fused_attention_algorithm(const Measurements& m) {
     if (common.empty()) common = it.algorithm;
     mixed = mixed || it.algorithm != common;
   }
-  return !mixed && (common == "flash" || common == "triton") ? common : "";
+  return !mixed && attention_kernel_named(common) ? common : "";
 }
 
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
   const std::string algorithm = fused_attention_algorithm(m);
   r.report.attention_algorithm = algorithm;
   // What the fitted curves describe; unnamed records keep the generation's default kernel.
-  if (algorithm == "cudnn") r.profile.attention_kernel = AttentionKernel::cudnn;
-  if (algorithm == "flash") r.profile.attention_kernel = AttentionKernel::flash;
-  if (algorithm == "triton") r.profile.attention_kernel = AttentionKernel::triton;
+  if (const auto kernel = attention_kernel_named(algorithm)) r.profile.attention_kernel = *kernel;
   std::vector<const Measurement*> fwd, bwd, unfused;
   for (const auto& it : m.items) {
     if (!is_attention(it.op) || !std::isfinite(efficiency_of(it, o.cluster.gpu))) continue;

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "hardware_profile.h"
 #include "scenario.h"
+#include "spec_reader.h"
 #include "yaml_reader.h"
 
 namespace tp {
@@ -73,10 +74,7 @@ void read_attention_curve(MapReader& a, const char* key, AttentionCurve& c) {
 void read_attention(MapReader& r, HardwareProfile& p) {
   if (!r.has("attention")) return;
   MapReader a(r.node("attention"), "attention", r.file());
-  p.attention_kernel = a.choice("kernel", p.attention_kernel, 
-                                {{"cudnn", AttentionKernel::cudnn},
-                                 {"flash", AttentionKernel::flash},
-                                 {"triton", AttentionKernel::triton}});
+  p.attention_kernel = read_attention_kernel(a, "kernel", p.attention_kernel);
   read_attention_curve(a, "forward", p.attention_forward);
   read_attention_curve(a, "backward", p.attention_backward);
   p.attention_unfused_measured = a.has("unfused");
@@ -225,7 +223,8 @@ std::string profile_yaml(const HardwareProfile& p) {
   if (p.clock_hz > 0) out << "clock: " << fmt(p.clock_hz * 1e-6) << " MHz  # SM clock of the measured GEMM and attention rates\n";
   write_gemm(out, p);
   out << "attention:\n  kernel: " << to_string(p.attention_kernel) << "  # the fused kernel the curves describe\n"
-      << "  forward: " << curve_yaml(p.attention_forward) << "\n  backward: " << curve_yaml(p.attention_backward) << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
+      << "  forward: " << curve_yaml(p.attention_forward) << "\n  backward: " << curve_yaml(p.attention_backward)
+      << "\n  unfused: " << fmt(p.attention_unfused) << "\n";
   out << "memory_efficiency: " << fmt(p.memory_efficiency) << "\n";
   write_kernels(out, p);
   out << "kernel_launch: " << fmt(p.kernel_launch.value * 1e6) << " us\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "spec_reader.h"
 #include "units.h"
 
 namespace tp {
@@ -134,10 +135,7 @@ TrainingSpec read_training(MapReader& r) {
                           {"adam8bit", Optimizer::adam8bit}, {"lion", Optimizer::lion}});
   t.flash_attention = r.boolean("flash_attention", t.flash_attention);
   if (r.has("attention_kernel")) {
-    t.attention_kernel = r.choice("attention_kernel", AttentionKernel::flash,
-                                  {{"cudnn", AttentionKernel::cudnn},
-                                   {"flash", AttentionKernel::flash},
-                                   {"triton", AttentionKernel::triton}});
+    t.attention_kernel = read_attention_kernel(r, "attention_kernel", AttentionKernel::flash);
     if (!t.flash_attention) {
       r.fail("attention_kernel", "names the fused attention kernel, but flash_attention is false (explicit attention); "
                                  "set flash_attention: true or remove the key");

@@ -191,4 +191,9 @@ void require_gpu_complete(const GpuSpec& g, const SourceLocation& where, const s
   need(g.tdp.value > 0, "tdp");
 }
 
+AttentionKernel read_attention_kernel(MapReader& r, const std::string& key, AttentionKernel def) {
+  return r.choice(key, def,
+                  {{"cudnn", AttentionKernel::cudnn}, {"flash", AttentionKernel::flash}, {"triton", AttentionKernel::triton}});
+}
+
 }  // namespace tp

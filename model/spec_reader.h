@@ -27,6 +27,10 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path, const std::str
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path, const std::string& file,
                          const Catalog& catalog);
 
+// A fused-attention kernel name at `key` (cudnn | flash | triton): the scenario's
+// training.attention_kernel and the profile's attention.kernel read the one word list.
+AttentionKernel read_attention_kernel(MapReader& r, const std::string& key, AttentionKernel def);
+
 // Required fields of a model/GPU (after presets and overrides are applied).
 void require_model_complete(const ModelSpec& m, const SourceLocation& where, const std::string& path);
 void require_gpu_complete(const GpuSpec& g, const SourceLocation& where, const std::string& path);

@@ -113,6 +113,13 @@ const char* to_string(AttentionKernel k) {
   return "flash";
 }
 
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
+  for (AttentionKernel k : {AttentionKernel::cudnn, AttentionKernel::flash, AttentionKernel::triton}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(OptimizerKernel k) {
   switch (k) {
     case OptimizerKernel::fused: return "fused";

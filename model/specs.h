@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "units.h"
@@ -146,6 +147,8 @@ struct ClusterSpec {
 // MPT's attn_impl: triton). docs/model.md §20, "Attention kernels".
 enum class AttentionKernel { cudnn, flash, triton };
 const char* to_string(AttentionKernel k);
+// The kernel to_string names `name`; none for any other word.
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name);
 
 struct TrainingSpec {
   std::int64_t sequence_length = 4096;
