@@ -316,6 +316,7 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.loss_saved = 4.0;
   r.loss_forward_extra = bpv + 4.0;
   r.loss_backward_extra = 8.0;
+  r.loss_is_eager_class = !t.fused_loss;
   if (t.fused_loss) {
     // flash-attn losses/cross_entropy.py (Triton CrossEntropyLoss, llm-foundry's `fused_crossentropy`):
     // the forward keeps the 16-bit logits and an fp32 log-sum-exp per row; the backward writes the
@@ -323,6 +324,14 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     r.loss_saved = 2.0;
     r.loss_forward_extra = 0.0;
     r.loss_backward_extra = 2.0;
+    // Its traffic (flash_attn/ops/triton/cross_entropy.py): cross_entropy_fwd_kernel reads each row once
+    // (online softmax in registers; one fp32 loss and log-sum-exp per row written), cross_entropy_bwd_kernel
+    // reads the logits and writes their gradient: 2 B forward, 4 B backward per 16-bit logit. One Triton
+    // kernel each way, timed at the generic memory efficiency like the fused layer code's loss, not as the
+    // eager class (whose measurement is the fp32-upcast torch ops, 12 B per logit at ~0.7 TB/s on an H100).
+    const double logits_bytes = t.autocast ? lo : bpv;
+    r.loss_forward_traffic = logits_bytes;
+    r.loss_backward_traffic = 2.0 * logits_bytes;
   }
   r.autocast_weight_copies = t.autocast;
   apply_eager_passes(r, t, m);

@@ -147,9 +147,11 @@ struct SavedTensorRules {
   // Loss on the logits, per logit: saved, and extra working memory at the forward and backward peak.
   double loss_saved = 4, loss_forward_extra = 0, loss_backward_extra = 0;
   // HBM bytes per logit that the loss's forward and backward move when it is timed at the generic memory
-  // efficiency (Megatron's vocab-parallel loss, counted from its torch ops in framework_rules.cpp); eager
-  // code times its loss as the measured cross_entropy kernel class instead.
+  // efficiency (Megatron's vocab-parallel loss and the fused kernels, counted from their code in
+  // framework_rules.cpp); eager code's torch-op loss is timed as the measured cross_entropy kernel class
+  // instead (loss_is_eager_class).
   double loss_forward_traffic = 12, loss_backward_traffic = 24;
+  bool loss_is_eager_class = false;  // the logits.float() + cross_entropy torch ops the class measured
   bool autocast_weight_copies = false;  // 16-bit copies of the GEMM weights cached until backward
 
   // Time of eager non-GEMM ops: each is timed by its kernel class's bandwidth (profile) over its

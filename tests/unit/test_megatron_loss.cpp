@@ -117,5 +117,30 @@ TEST(MegatronLoss, EagerLossStaysTheMeasuredClass) {
   EXPECT_GE(loss.kernel_class, 0);
 }
 
+TEST(MegatronLoss, EagerFusedLossIsFlashAttnsTritonKernelTimedFromItsTraffic) {
+  // llm-foundry's `fused_crossentropy` (flash_attn/ops/triton/cross_entropy.py) counted by hand, 16-bit
+  // logits: cross_entropy_fwd_kernel reads each row once (2 B), cross_entropy_bwd_kernel reads the logits
+  // and writes their gradient (2 + 2 B). It is one kernel each way, timed at the profile's generic memory
+  // efficiency, not as the measured eager class (the fp32-upcast torch ops, 12 B per logit).
+  const Scenario s = test::scenario(
+      "model: llama3-8b\n"
+      "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {framework: fsdp, sequence_length: 2048, global_batch: 1, micro_batch: 1, precision: bf16,"
+      " fused_loss: true}\n"
+      "parallel: {tp: 1, pp: 1, zero: 0}\n");
+  const double logits = 2048.0 * 128256;  // the config vocabulary: eager code does not pad it
+  const Op loss = loss_of(build_op_graph(s.model, s.training, s.parallel.tp));
+  EXPECT_EQ(loss.kernel_class, -1);
+  EXPECT_DOUBLE_EQ(loss.bytes_moved, 2.0 * logits);
+  EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 4.0 * logits);
+  const HardwareProfile hw = default_profile(s.cluster.gpu);
+  const double bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency;
+  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
+                        attention_peak(s.cluster.gpu, Precision::bf16).value, bw};
+  const OpTimes t = time_ops({loss}, c);
+  EXPECT_NEAR(t.fwd, 2.0 * logits / bw + hw.kernel_launch.value, 1e-12);
+  EXPECT_NEAR(t.bwd, 4.0 * logits / bw + hw.kernel_launch.value, 1e-12);
+}
+
 }  // namespace
 }  // namespace tp

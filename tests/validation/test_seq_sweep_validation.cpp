@@ -110,11 +110,11 @@ TEST(SeqSweepValidation, NamingTheTritonKernelPredictsTheHeldOutSweepBetter) {
     std::printf("%-10s %3.0f rows: mean |error| with the Triton kernel %.1f %%, with FlashAttention-2 %.1f %%\n", k.c_str(), n,
                 100 * sum_triton[k] / n, 100 * sum_flash[k] / n);
   }
-  // The rule's claim over the sweep (2026-11-24: 11.9 % against 16.3 %; A100 8.9 against 20.7 %, H100
-  // 14.5 against 12.3 %, docs/model.md §20).
+  // The rule's claim over the sweep (2026-11-24, with the fused loss timed as its Triton kernel: 10.2 %
+  // against 17.5 %; A100 9.3 against 21.2 %, H100 11.0 against 14.2 %, docs/model.md §20).
   EXPECT_LT(sum_triton["all"], sum_flash["all"]);
   // Regression guard at today's level, not a goal.
-  EXPECT_LE(sum_triton["all"] / count["all"], 0.13);
+  EXPECT_LE(sum_triton["all"] / count["all"], 0.11);
 }
 
 }  // namespace
