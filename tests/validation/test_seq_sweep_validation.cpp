@@ -85,6 +85,9 @@ Scenario sweep_scenario(const SweepRow& r, const char* kernel) {
   return test::scenario(y.str());
 }
 
+// The length bands of docs/model.md §20's signed table.
+const char* length_band(int seq) { return seq <= 2048 ? "s <= 2048" : seq >= 16384 ? "s >= 16384" : "2048 < s < 16384"; }
+
 double predicted_step(const SweepRow& r, const char* kernel) {
   const Scenario s = sweep_scenario(r, kernel);
   return make_plan(s, profile_for(s)).time.step.value;
@@ -94,6 +97,7 @@ TEST(SeqSweepValidation, NamingTheTritonKernelPredictsTheHeldOutSweepBetter) {
   const std::vector<SweepRow> rows = read_sweep();
   ASSERT_EQ(rows.size(), 128u);  // 68 H100 and 60 A100 rows
   std::map<std::string, double> sum_triton, sum_flash, count;
+  std::map<std::string, double> signed_triton, signed_flash, band_count;  // by GPU and length band
   for (const SweepRow& r : rows) {
     const double triton = predicted_step(r, "triton"), flash = predicted_step(r, "flash");
     ASSERT_TRUE(std::isfinite(triton) && triton > 0 && std::isfinite(flash) && flash > 0) << r.model << " s" << r.seq;
@@ -105,6 +109,14 @@ TEST(SeqSweepValidation, NamingTheTritonKernelPredictsTheHeldOutSweepBetter) {
       sum_flash[k] += std::fabs(ef);
       count[k] += 1;
     }
+    const std::string band = r.gpu + "  " + length_band(r.seq);
+    signed_triton[band] += et;
+    signed_flash[band] += ef;
+    band_count[band] += 1;
+  }
+  for (const auto& [k, n] : band_count) {
+    std::printf("%-28s %3.0f rows: signed mean with the Triton kernel %+.1f %%, with FlashAttention-2 %+.1f %%\n", k.c_str(),
+                n, 100 * signed_triton[k] / n, 100 * signed_flash[k] / n);
   }
   for (const auto& [k, n] : count) {
     std::printf("%-10s %3.0f rows: mean |error| with the Triton kernel %.1f %%, with FlashAttention-2 %.1f %%\n", k.c_str(), n,
