@@ -137,6 +137,24 @@ void apply_te_fused_loss(SavedTensorRules& r, double logits_bytes) {
   r.loss_backward_extra = 0.0;
 }
 
+// flash-attn's Triton CrossEntropyLoss (flash_attn/ops/triton/cross_entropy.py; llm-foundry's
+// `fused_crossentropy`), bytes per logit of `logits_bytes`:
+//  forward  cross_entropy_fwd_kernel  read lb (online softmax in registers; one fp32 loss and log-sum-exp
+//                                     per row written)                                   -> lb (2 B)
+//  backward cross_entropy_bwd_kernel  read lb, write lb into torch.empty_like(logits) (inplace_backward
+//                                     False)                                             -> 2 lb (4 B)
+// Saved: the logits (lb per logit) and the per-row log-sum-exp; the backward's new gradient tensor is lb
+// of working memory. One Triton kernel each way, timed at the generic memory efficiency like the fused
+// layer code's loss, not as the eager cross_entropy class (whose measurement is the fp32-upcast torch
+// ops, 12 B per logit at ~0.7 TB/s on an H100).
+void apply_flash_attn_fused_loss(SavedTensorRules& r, double logits_bytes) {
+  r.loss_saved = logits_bytes;
+  r.loss_forward_extra = 0.0;
+  r.loss_backward_extra = logits_bytes;
+  r.loss_forward_traffic = logits_bytes;
+  r.loss_backward_traffic = 2.0 * logits_bytes;
+}
+
 // Memory passes and kernels of the eager non-GEMM ops (step time), counted from their torch ops.
 void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m) {
   // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
@@ -317,22 +335,7 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.loss_forward_extra = bpv + 4.0;
   r.loss_backward_extra = 8.0;
   r.loss_is_eager_class = !t.fused_loss;
-  if (t.fused_loss) {
-    // flash-attn losses/cross_entropy.py (Triton CrossEntropyLoss, llm-foundry's `fused_crossentropy`):
-    // the forward keeps the 16-bit logits and an fp32 log-sum-exp per row; the backward writes the
-    // logits' gradient into a new 16-bit tensor (torch.empty_like(logits), inplace_backward=False).
-    r.loss_saved = 2.0;
-    r.loss_forward_extra = 0.0;
-    r.loss_backward_extra = 2.0;
-    // Its traffic (flash_attn/ops/triton/cross_entropy.py): cross_entropy_fwd_kernel reads each row once
-    // (online softmax in registers; one fp32 loss and log-sum-exp per row written), cross_entropy_bwd_kernel
-    // reads the logits and writes their gradient: 2 B forward, 4 B backward per 16-bit logit. One Triton
-    // kernel each way, timed at the generic memory efficiency like the fused layer code's loss, not as the
-    // eager class (whose measurement is the fp32-upcast torch ops, 12 B per logit at ~0.7 TB/s on an H100).
-    const double logits_bytes = t.autocast ? lo : bpv;
-    r.loss_forward_traffic = logits_bytes;
-    r.loss_backward_traffic = 2.0 * logits_bytes;
-  }
+  if (t.fused_loss) apply_flash_attn_fused_loss(r, t.autocast ? lo : bpv);
   r.autocast_weight_copies = t.autocast;
   apply_eager_passes(r, t, m);
   if (t.compile) apply_compile(r, t, swiglu, bpv);
