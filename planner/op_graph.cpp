@@ -244,7 +244,7 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
   loss.row_length = v;
   loss.working_forward = s * v * r.loss_forward_extra;
   loss.working_backward = s * v * r.loss_backward_extra;
-  if (r.eager_kernels && r.loss_is_eager_class) {
+  if (r.loss_is_eager_class) {
     // Measured as one class forward + backward with the fp32 upcast: 12 B per logit (fused_ref.py).
     set_kernels(loss, KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
     loss.bytes_moved = 12.0 * s * v;

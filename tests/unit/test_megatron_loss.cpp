@@ -42,6 +42,16 @@ Op loss_of(const OpGraph& g) {
   return g.head.back();
 }
 
+// One op timed alone on the generation's default profile, one sequence per micro-batch; also returns
+// the effective HBM bandwidth the memory-bound ops run at.
+OpTimes time_alone(const Scenario& s, const Op& op, double& bw) {
+  const HardwareProfile hw = default_profile(s.cluster.gpu);
+  bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency;
+  const OpTimeContext c{s, hw, s.parallel.tp, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
+                        attention_peak(s.cluster.gpu, Precision::bf16).value, bw};
+  return time_ops({op}, c);
+}
+
 TEST(MegatronLoss, BytesPerLogitCountedFromTheTorchOps) {
   const double s = 2048, v = 129024;  // llama3-8b padded at tp 8
   for (const char* p : {"bf16", "fp8"}) {  // fp8: the output layer and its logits stay bf16
@@ -93,14 +103,10 @@ TEST(MegatronLoss, FusedLossKeepsTheSixteenBitLogitsInsteadOfTheFp32Softmax) {
 
 TEST(MegatronLoss, TimedFromItsTraffic) {
   const Scenario s = llama8b("bf16");
-  const HardwareProfile hw = default_profile(s.cluster.gpu);
-  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  const double bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency;
-  const OpTimeContext c{s, hw, 8, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
-                        attention_peak(s.cluster.gpu, Precision::bf16).value, bw};
-  const OpTimes t = time_ops({loss_of(g)}, c);
+  double bw = 0;
+  const OpTimes t = time_alone(s, loss_of(build_op_graph(s.model, s.training, s.parallel.tp)), bw);
   const double logits = 2048.0 * 129024 / 8;  // one sequence, the local vocabulary shard
-  const double launch = hw.kernel_launch.value;
+  const double launch = default_profile(s.cluster.gpu).kernel_launch.value;
   EXPECT_NEAR(t.fwd, 38.0 * logits / bw + launch, 1e-12);
   EXPECT_NEAR(t.bwd, 14.0 * logits / bw + launch, 1e-12);
 }
@@ -133,13 +139,11 @@ TEST(MegatronLoss, EagerFusedLossIsFlashAttnsTritonKernelTimedFromItsTraffic) {
   EXPECT_EQ(loss.kernel_class, -1);
   EXPECT_DOUBLE_EQ(loss.bytes_moved, 2.0 * logits);
   EXPECT_DOUBLE_EQ(loss.bytes_moved * loss.backward_share, 4.0 * logits);
-  const HardwareProfile hw = default_profile(s.cluster.gpu);
-  const double bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency;
-  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
-                        attention_peak(s.cluster.gpu, Precision::bf16).value, bw};
-  const OpTimes t = time_ops({loss}, c);
-  EXPECT_NEAR(t.fwd, 2.0 * logits / bw + hw.kernel_launch.value, 1e-12);
-  EXPECT_NEAR(t.bwd, 4.0 * logits / bw + hw.kernel_launch.value, 1e-12);
+  double bw = 0;
+  const OpTimes t = time_alone(s, loss, bw);
+  const double launch = default_profile(s.cluster.gpu).kernel_launch.value;
+  EXPECT_NEAR(t.fwd, 2.0 * logits / bw + launch, 1e-12);
+  EXPECT_NEAR(t.bwd, 4.0 * logits / bw + launch, 1e-12);
 }
 
 }  // namespace
