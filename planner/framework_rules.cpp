@@ -1,5 +1,8 @@
 #include "framework_rules.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tp {
 namespace {
 
@@ -233,6 +236,23 @@ AttentionSpeed attention_kernel_speed(AttentionKernel runs, AttentionKernel prof
   if (runs == profiled) return {};
   const AttentionSpeed r = rate_against_flash2(runs), p = rate_against_flash2(profiled);
   return {r.forward / p.forward, r.backward / p.backward};
+}
+
+double attention_tile_head_dim(AttentionKernel k, double head_dim) {
+  if (!(head_dim > 0)) return head_dim;
+  switch (k) {
+    // FlashAttention-2 instantiates kernels for head dims 32, 64, ..., 256 in steps of 32 and runs a head
+    // on the smallest at least as wide (csrc/flash_attn/src/static_switch.h HEADDIM_SWITCH; flash_api.cpp
+    // pads the head to a multiple of 8 only); PyTorch's SDPA copy is the same (aten/src/ATen/native/
+    // transformers/cuda/flash_attn/static_switch.h).
+    case AttentionKernel::flash: return head_dim <= 256 ? std::ceil(head_dim / 32.0) * 32.0 : head_dim;
+    // MPT's Triton kernel: BLOCK_HEADDIM = max(triton.next_power_of_2(d), 16), the padded columns masked
+    // but computed (llmfoundry/models/layers/flash_attn_triton.py, _flash_attn_forward/_backward).
+    case AttentionKernel::triton: return std::max(16.0, std::exp2(std::ceil(std::log2(head_dim))));
+    // cuDNN builds its fused kernels for the head dim it is given (a multiple of 8): taken as exact.
+    case AttentionKernel::cudnn: return head_dim;
+  }
+  return head_dim;
 }
 
 AttentionSpeed fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled) {

@@ -121,6 +121,36 @@ TEST(AttentionKernels, TheScenarioCanNameItsKernel) {
   EXPECT_EQ(attention_kernel_of(mega.training, mega.cluster.gpu), AttentionKernel::cudnn);
 }
 
+// Kernels are compiled for a few head-dim tiles and pad a head up to the next (framework_rules.h,
+// attention_tile_head_dim). Oracle, by hand: a padded head computes the whole tile, so on the same heads
+// and sequence a head of 112 under FlashAttention-2 (tiles of 32) takes exactly the time of a head of 128,
+// and a head of 80 under the Triton kernel (powers of two) the time of 128. cuDNN is taken as exact: its
+// time follows the curve, FLOPs x 112/128 at efficiency x (112 / (112 + d_half)) / (128 / (128 + d_half)).
+TEST(AttentionKernels, APaddedHeadCostsItsKernelsTile) {
+  const std::string heads = "model.heads=32";  // llama2-7b: 32 heads of 128
+  const auto with_hidden = [&](const char* hidden, const char* framework, const char* kernel) {
+    return test::scenario(kBase, {heads, std::string("model.hidden=") + hidden, std::string("training.framework=") + framework,
+                                  std::string("training.attention_kernel=") + kernel});
+  };
+  const HardwareProfile hw = profile_for(test::scenario(kBase));
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::flash, 112), 128);
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::flash, 160), 160);
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::flash, 80), 96);
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::triton, 80), 128);
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::triton, 8), 16);
+  EXPECT_EQ(attention_tile_head_dim(AttentionKernel::cudnn, 112), 112);
+  EXPECT_NEAR(attention_compute(with_hidden("3584", "fsdp", "flash"), hw) / attention_compute(with_hidden("4096", "fsdp", "flash"), hw),
+              1.0, 1e-12);
+  EXPECT_NEAR(attention_compute(with_hidden("2560", "fsdp", "triton"), hw) /
+                  attention_compute(with_hidden("4096", "fsdp", "triton"), hw),
+              1.0, 1e-12);
+  const double half = hw.attention_forward.head_dim_half;
+  ASSERT_GT(half, 0);
+  EXPECT_NEAR(attention_compute(with_hidden("3584", "megatron", "cudnn"), hw) /
+                  attention_compute(with_hidden("4096", "megatron", "cudnn"), hw),
+              (112 + half) / (128 + half), 1e-12);
+}
+
 // The report says which kernel the step ran and at what rate of the profile's curve (docs/json-output.md,
 // `attention`); the table says so when the two kernels differ. The built-in scenario is Megatron on H100.
 TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
