@@ -22,6 +22,7 @@ Op gemm_op(const char* name, Block block, double in, double out, double tokens, 
     if (row_parallel) op.params_replicated = copies * out;
     else op.params_split += copies * out;
   }
+  op.bias = bias;
   op.gemm_rows = in;
   op.gemm_cols = out;
   op.gemm_count = copies;

@@ -191,7 +191,7 @@ void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
 // training's quantization kernels.
 void finish_layer(std::vector<Op>& L, const Sizes& x) {
   const SavedTensorRules& r = x.r;
-  if (r.eager_kernels) apply_eager_kernels(L, x.m, r, x.s);
+  if (r.eager_kernels) apply_eager_kernels(L, x.m, r, x.s, x.bpv);
   for (Op& op : L) {
     // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
     if (op.kind == OpKind::gemm) op.compute_precision = x.precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : x.precision;
@@ -225,7 +225,7 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
   const SavedTensorRules& r = x.r;
   const double s = x.s, h = x.h;
   H.push_back(norm_op("final_norm", Block::head, m, s, x.bpv, r.norm));
-  if (r.eager_kernels) apply_eager_kernels(H, m, r, s);
+  if (r.eager_kernels) apply_eager_kernels(H, m, r, s, x.bpv);
   Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
   // Model FLOPs count the model's vocabulary; the padded columns are hardware work (docs/model.md §4).
   out.model_flops_share = static_cast<double>(m.vocab) / v;

@@ -114,6 +114,7 @@ struct Op {
   // (docs/model.md, "FP8 training").
   Precision compute_precision = Precision::bf16;
   bool row_parallel = false;  // GEMMs: row-parallel (input split by tp) rather than column-parallel
+  bool bias = false;          // GEMMs: adds a bias vector over its output columns
 
   double bytes_moved = 0;  // HBM bytes read + written by the forward kernel (roofline of memory-bound ops)
   // Row-wise kernels (norms, loss): elements one row reduces, before the split (0: the hidden size).

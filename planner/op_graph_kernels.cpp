@@ -22,6 +22,22 @@ Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpS
   return op;
 }
 
+// The bias gradient of an eager Linear: autograd sums the output gradient over the tokens
+// (derivatives.yaml, addmm's `self` is broadcast, so the engine's sum_to runs at::sum over dim 0: one
+// reduce_kernel per biased Linear in the backward, the `reduce` class of h100-pytorch-kernel-time.json).
+// It reads the output gradient once, in the GEMM's dtype; the bias-sized write is left out. Not a measured
+// kernel class: timed at the profile's generic memory efficiency. Megatron and Transformer Engine fuse it
+// into their GEMM epilogues and fused bias kernels.
+Op bias_grad_op(const Op& gemm, double grad_bytes) {
+  const double tokens = gemm.fwd_flops / (2.0 * gemm.gemm_rows * gemm.gemm_cols);
+  Op op = elementwise_op("bias_grad", gemm.block, 0.0, gemm.row_parallel ? TpSplit::seq_tp : TpSplit::tp,
+                         tokens * gemm.gemm_cols * grad_bytes);
+  op.expert = gemm.expert;
+  op.forward_share = 0.0;
+  op.backward_share = 1.0;
+  return op;
+}
+
 }  // namespace
 
 void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
@@ -34,7 +50,7 @@ void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double
 
 // Eager code: kernel classes and memory passes of the non-GEMM ops, and the casts autocast adds
 // before the GEMMs that read a norm's output (read fp32, write 16 bits, per reading module).
-void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s) {
+void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s, double grad_bytes) {
   const bool rms = m.norm == Norm::rmsnorm;
   std::vector<Op> out;
   out.reserve(ops.size() + 4);
@@ -51,6 +67,7 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
                   glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
     }
     out.push_back(op);
+    if (op.kind == OpKind::gemm && op.bias && op.gemm_rows > 0) out.push_back(bias_grad_op(op, grad_bytes));
     if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
       Op cast = op;
       cast.name = "autocast_cast_activation";

@@ -15,9 +15,10 @@ namespace tp {
 // launching `kernels` kernels in the forward; the backward moves 1.5x the forward's bytes.
 void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels);
 
-// Eager code: kernel classes and memory passes of the non-GEMM ops of `ops`, and the casts autocast adds
-// (sequences of `s` tokens).
-void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s);
+// Eager code: kernel classes and memory passes of the non-GEMM ops of `ops`, the casts autocast adds
+// and the biased Linears' gradient sums over output gradients of `grad_bytes` per element (sequences of
+// `s` tokens).
+void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTensorRules& r, double s, double grad_bytes);
 
 // FP8 training: the quantization kernels around every FP8 GEMM of `ops` (`norm_fused`: qkv and fc1 read a
 // fused norm, Transformer Engine's LayerNormLinear), with the extra amax passes, norm-output casts and TP

@@ -142,7 +142,9 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
           break;
         }
         // The backward moves twice the forward's bytes unless the op counts its own.
-        add({op.forward_share * mem_time + launch, op.backward_share * mem_time + launch});
+        // A pass the op does not run (forward_share or backward_share 0) launches nothing.
+        add({op.forward_share > 0 ? op.forward_share * mem_time + launch : 0.0,
+             op.backward_share > 0 ? op.backward_share * mem_time + launch : 0.0});
         if (op.attention_scores) t.attention_core_fwd += mem_time + launch;
         break;
       }
