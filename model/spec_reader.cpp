@@ -95,6 +95,7 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
     c.oversubscription = link.number("oversubscription", c.oversubscription, 1.0, 1000.0);
     link.finish();
   }
+  c.gpus_per_host_link = static_cast<int>(r.integer("gpus_per_host_link", c.gpus_per_host_link, 1, 1024));
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));
   c.host_power = Watts(r.quantity("host_power", Dim::watts, c.host_power.value));
   c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kAnyPositive);

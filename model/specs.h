@@ -135,6 +135,9 @@ struct ClusterSpec {
   LinkSpec inter_node;
   int nics_per_node = 8;
   double oversubscription = 1.0;  // inter-node fabric: offered / available bisection bandwidth (>= 1)
+  // GPUs sharing one PCIe uplink to the host CPU (a PCIe switch's): host copies of GPUs behind one switch
+  // divide its bandwidth when they run together, as a data-parallel step's offload copies do.
+  int gpus_per_host_link = 1;
   Bytes host_memory;  // per node, 0 = unknown
   Watts host_power;   // per node, from the cluster preset (costs.host_power_per_node overrides)
   double sustained_clock_hz = 0;  // `sustained_clock`: the SM clock its GPUs hold under load; 0 = the default rule

@@ -84,8 +84,11 @@ OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double 
 }
 
 double host_link_rate(const Scenario& s, const HardwareProfile& hw) {
-  // A GPU without a PCIe rate in the catalog: PCIe 3.0 x16 per direction (16 GB/s).
-  return s.cluster.gpu.pcie.value > 0 ? s.cluster.gpu.pcie.value * hw.pcie_efficiency : 16e9;
+  // A GPU without a PCIe rate in the catalog: PCIe 3.0 x16 per direction (16 GB/s). The GPUs behind one
+  // PCIe switch share its uplink to the CPU (cluster.gpus_per_host_link): every GPU of a data-parallel
+  // step copies at the same time, so each gets its share.
+  const double link = s.cluster.gpu.pcie.value > 0 ? s.cluster.gpu.pcie.value * hw.pcie_efficiency : 16e9;
+  return link / std::max(1, s.cluster.gpus_per_host_link);
 }
 
 double activation_offload_seconds(const Scenario& s, const HardwareProfile& hw, const OpGraph& g) {

@@ -3,7 +3,9 @@
 // states read and written, fp32 gradient read, DeepSpeed's 16-bit copy written: Adam 28 B, DeepSpeed
 // Adam 30 B, SGD 12 B); the DGX hosts' memory channels from their datasheets (DGX A100: 2 x 8 x
 // DDR4-3200 = 409.6 GB/s; DGX H100: 2 x 8 x DDR5-4800 = 614.4 GB/s) at 0.8; PCIe per GPU and
-// direction from the catalog (A100 32 GB/s, H100 64 GB/s) at the profile's efficiency.
+// direction from the catalog (A100 32 GB/s, H100 64 GB/s) at the profile's efficiency, shared by the GPUs
+// behind one PCIe switch (the DGX A100's four switches serve two GPUs each: cluster.gpus_per_host_link 2;
+// the DGX H100 preset keeps one link per GPU).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +32,7 @@ TEST(OffloadTime, ZeroOffloadAdamOnDgxA100) {
                                       "optimizer: cpu");
   const HardwareProfile hw = profile_for(s);
   const OffloadTimes o = offload_times(s, hw, 1e9, 2);
-  const double pcie = 32e9 * hw.pcie_efficiency;
+  const double pcie = 32e9 * hw.pcie_efficiency / 2;  // two GPUs per switch uplink
   // 8 GPUs x 1e9 parameters x 30 B over 409.6 GB/s x 0.8 = 327.68 GB/s: 0.732421875 s.
   EXPECT_NEAR(o.cpu_step, 8 * 1e9 * 30 / 327.68e9, 1e-9);
   EXPECT_NEAR(o.cpu_step, 0.732421875, 1e-9);
@@ -69,8 +71,25 @@ TEST(OffloadTime, ZeroOffloadStepOfOneConfiguration) {
   const HardwareProfile hw = profile_for(s);
   const StepTime t = step_time(s, g, e, hw);
   const double shard = e.stages[0].parameters / 32.0;
-  const double hand = 8 * shard * 30 / 327.68e9 + shard * 2 / (32e9 * hw.pcie_efficiency);
+  const double hand = 8 * shard * 30 / 327.68e9 + shard * 2 / (32e9 * hw.pcie_efficiency / 2);
   EXPECT_NEAR(t.optimizer.value, hand, 1e-9 * hand);
+}
+
+// cluster.gpus_per_host_link: the host copies of the GPUs behind one PCIe switch divide its uplink.
+TEST(OffloadTime, GpusBehindOneSwitchShareItsUplink) {
+  const std::string training = "framework: deepspeed, precision: fp16, grad_precision: fp16, optimizer: adamw";
+  const Scenario a100 = offload_scenario("dgx-a100", training, "optimizer: cpu");
+  EXPECT_EQ(a100.cluster.gpus_per_host_link, 2);
+  EXPECT_EQ(offload_scenario("dgx-h100", training, "optimizer: cpu").cluster.gpus_per_host_link, 1);
+  const HardwareProfile hw = profile_for(a100);
+  EXPECT_NEAR(host_link_rate(a100, hw), 32e9 * hw.pcie_efficiency / 2, 1e-3);
+  const Scenario own = test::scenario(
+      "model: {layers: 8, hidden: 8192, heads: 64, ffn_hidden: 32768, vocab: 50304, bias: false}\n"
+      "cluster: {preset: dgx-a100, nodes: 4, gpus_per_host_link: 1}\n"
+      "training: {" + training + ", sequence_length: 2048, global_batch: 64, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, zero: 3, recompute: full, offload: {optimizer: cpu}}\n");
+  EXPECT_NEAR(host_link_rate(own, hw), 32e9 * hw.pcie_efficiency, 1e-3);
+  EXPECT_NEAR(offload_times(a100, hw, 1e9, 1).params_h2d, 2 * offload_times(own, hw, 1e9, 1).params_h2d, 1e-12);
 }
 
 // Activation offload (DeepSpeed cpu_checkpointing): each layer's checkpointed input, s x b x h x 2 B =
@@ -81,7 +100,7 @@ TEST(OffloadTime, ActivationOffloadCopiesEachCheckpointDownAndUp) {
   const Scenario on = offload_scenario("dgx-a100", training, "optimizer: cpu, activations: cpu");
   const Scenario off = offload_scenario("dgx-a100", training, "optimizer: cpu");
   const HardwareProfile hw = profile_for(on);
-  const double pcie = 32e9 * hw.pcie_efficiency;
+  const double pcie = 32e9 * hw.pcie_efficiency / 2;  // two GPUs per switch uplink
   const double per_copy = 2048.0 * 8192 * 2 / pcie;
   const OpGraph g = build_op_graph(on.model, on.training, on.parallel.tp);
   EXPECT_NEAR(activation_offload_seconds(on, hw, g), per_copy, 1e-15);
@@ -112,8 +131,9 @@ TEST(OffloadTime, JsonReportsTheCopiesAsAPartOfTheStep) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json t = nlohmann::json::parse(r.output).at("time");
   const nlohmann::json& x = t.at("exposed_comm");
-  // 105 layers x 2 copies of s x b x h x 2 B = 1024 x 8 x 20480 x 2 B over 32 GB/s x pcie_efficiency 0.8.
-  EXPECT_NEAR(x.at("offload").get<double>(), 105 * 2 * (1024.0 * 8 * 20480 * 2) / (32e9 * 0.8), 1e-9);
+  // 105 layers x 2 copies of s x b x h x 2 B = 1024 x 8 x 20480 x 2 B over 32 GB/s x pcie_efficiency 0.8,
+  // halved: two GPUs share each PCIe switch's uplink on the DGX A100 preset.
+  EXPECT_NEAR(x.at("offload").get<double>(), 105 * 2 * (1024.0 * 8 * 20480 * 2) / (32e9 * 0.8 / 2), 1e-9);
   double exposed = 0;
   for (const char* k : {"tp", "cp", "ep", "pp", "dp", "offload"}) exposed += x.at(k).get<double>();
   EXPECT_NEAR(x.at("total").get<double>(), exposed, 1e-9);
