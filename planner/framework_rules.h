@@ -91,8 +91,9 @@ struct AttentionSpeed {
 };
 // Throughput of the kernel a run uses relative to the kernel a profile's attention curves describe.
 AttentionSpeed attention_kernel_speed(AttentionKernel runs, AttentionKernel profiled);
-// The head dim a fused-attention kernel computes for heads of `head_dim` (docs/model.md §15): kernels are
-// compiled for a few head-dim tiles and pad a head up to the next one, so a head of 112 costs the 128 tile.
+// The head dim a fused-attention kernel computes for heads of `head_dim` (docs/model.md §20, "Head-dim
+// tiles"): kernels are compiled for a few head-dim tiles and pad a head up to the next one, so a head of
+// 112 costs the 128 tile.
 double attention_tile_head_dim(AttentionKernel k, double head_dim);
 // A scenario's fused attention against a profile whose curves describe `profiled`: its kernel's speed,
 // 1 with explicit attention (flash_attention: false, timed at the profile's unfused rate). The one rule
