@@ -2,14 +2,16 @@
 
 #include <algorithm>
 
+#include "op_builders.h"
+
 namespace tp {
 
 GemmPassShapes gemm_pass_shapes(const Op& op, int tp, int ep, double sequences) {
   double in = op.gemm_rows, out = op.gemm_cols;
   if (in <= 0 || out <= 0) return {};
   const double copies = std::max(1.0, op.gemm_count);
-  // fwd_flops = 2 x tokens x in x out per matrix, over all `copies` (the experts) of one sequence.
-  double tokens = op.fwd_flops / (2.0 * in * out * copies) * sequences;
+  // One matrix's share of the tokens all `copies` (the experts) of one sequence run over.
+  double tokens = gemm_tokens(op) / copies * sequences;
   if (op.expert) tokens *= std::max(1, ep);
   if (op.flops_split != TpSplit::none) {
     if (op.row_parallel) {

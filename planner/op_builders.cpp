@@ -35,6 +35,8 @@ Op gemm_op(const char* name, Block block, double in, double out, double tokens, 
   return op;
 }
 
+double gemm_tokens(const Op& gemm) { return gemm.fwd_flops / (2.0 * gemm.gemm_rows * gemm.gemm_cols); }
+
 Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
   Op op;
   op.name = name;

@@ -17,6 +17,10 @@ namespace tp {
 Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
            double saved_input_bytes, TpSplit saved_split, double copies = 1.0);
 
+// Tokens of one sequence a GEMM op's forward runs over, all its copies (experts) together:
+// fwd_flops = 2 x tokens x in x out (gemm_op).
+double gemm_tokens(const Op& gemm);
+
 // The norm of `m` (LayerNorm: weight and bias; RMSNorm: weight) over `s` tokens stored at `bpv` bytes per
 // value, keeping `saved_per_element` bytes per element of its input; reads x and writes y.
 Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element);

@@ -29,9 +29,8 @@ Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpS
 // kernel class: timed at the profile's generic memory efficiency. Megatron and Transformer Engine fuse it
 // into their GEMM epilogues and fused bias kernels.
 Op bias_grad_op(const Op& gemm, double grad_bytes) {
-  const double tokens = gemm.fwd_flops / (2.0 * gemm.gemm_rows * gemm.gemm_cols);
   Op op = elementwise_op("bias_grad", gemm.block, 0.0, gemm.row_parallel ? TpSplit::seq_tp : TpSplit::tp,
-                         tokens * gemm.gemm_cols * grad_bytes);
+                         gemm_tokens(gemm) * gemm.gemm_cols * grad_bytes);
   op.expert = gemm.expert;
   op.forward_share = 0.0;
   op.backward_share = 1.0;
@@ -125,7 +124,7 @@ void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused, Fp8Recipe recip
       out.push_back(op);
       continue;
     }
-    const double tokens = op.fwd_flops / (2.0 * op.gemm_rows * op.gemm_cols);  // all copies together
+    const double tokens = gemm_tokens(op);  // all copies together
     const double in_elems = tokens * op.gemm_rows;
     const double out_elems = tokens * op.gemm_cols;
     const std::string name = op.name;
