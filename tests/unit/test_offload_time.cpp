@@ -83,11 +83,7 @@ TEST(OffloadTime, GpusBehindOneSwitchShareItsUplink) {
   EXPECT_EQ(offload_scenario("dgx-h100", training, "optimizer: cpu").cluster.gpus_per_host_link, 1);
   const HardwareProfile hw = profile_for(a100);
   EXPECT_NEAR(host_link_rate(a100, hw), 32e9 * hw.pcie_efficiency / 2, 1e-3);
-  const Scenario own = test::scenario(
-      "model: {layers: 8, hidden: 8192, heads: 64, ffn_hidden: 32768, vocab: 50304, bias: false}\n"
-      "cluster: {preset: dgx-a100, nodes: 4, gpus_per_host_link: 1}\n"
-      "training: {" + training + ", sequence_length: 2048, global_batch: 64, micro_batch: 1}\n"
-      "parallel: {tp: 1, pp: 1, zero: 3, recompute: full, offload: {optimizer: cpu}}\n");
+  const Scenario own = offload_scenario("dgx-a100, gpus_per_host_link: 1", training, "optimizer: cpu");
   EXPECT_NEAR(host_link_rate(own, hw), 32e9 * hw.pcie_efficiency, 1e-3);
   EXPECT_NEAR(offload_times(a100, hw, 1e9, 1).params_h2d, 2 * offload_times(own, hw, 1e9, 1).params_h2d, 1e-12);
 }
