@@ -210,6 +210,19 @@ def setup_of(run, shape):
             notes.append("optimizer: SGD (printed: 'SGD optimizer; random input data')")
             par["offload"] = {"params": "cpu", "optimizer": "cpu"}
             notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
+            # ptd_benchmark trainer.py --activation: 'checkpoint' (checkpoint_wrapper) or 'offload'
+            # (checkpoint_wrapper(offload_to_cpu=True): the checkpointed block inputs in pinned host memory).
+            # The blog prints only that checkpointing was applied; where the block inputs alone exceed the
+            # GPU's memory, the run that was measured can only have been the offload mode.
+            gpu_bytes = (40e9 if "40GB" in run["hardware"]["gpu_type"] else 80e9)
+            checkpoints = run["model"]["layers"] * mb * s * run["model"]["hidden"] * 2
+            if checkpoints > gpu_bytes:
+                par["offload"]["activations"] = "cpu"
+                notes.append("activation mode not printed (ptd_benchmark --activation checkpoint | offload): the "
+                             "block-input checkpoints alone (%d layers x %d x %d x %d x 2 B = %.1f GB) exceed the "
+                             "GPU's %.0f GB, so the measured run used offload, checkpoint_wrapper(offload_to_cpu="
+                             "True): offload activations cpu" % (run["model"]["layers"], mb, s, run["model"]["hidden"],
+                                                                  checkpoints / 1e9, gpu_bytes / 1e9))
             # ptd_benchmark trainer.py: the model is built in --dtype fp16 (no FSDP MixedPrecision in PyTorch
             # 1.11), so SGD updates the fp16 parameters; models.py CausalSelfAttention is minGPT's explicit
             # q @ k^T, masked_fill, softmax, dropout, @ v (no fused attention kernel).
