@@ -76,6 +76,11 @@ def nodes_of(gpus):
     return max(1, gpus // 8)
 
 
+def gpu_memory_gb(gpu_type):
+    """The printed GPU's memory: the sources' 40 GB A100s, else 80 GB (every H100 and A100-80GB here)."""
+    return 40 if "40" in gpu_type else 80
+
+
 def cluster_of(run):
     """DGX-class nodes of 8 GPUs; the fabric as printed where the source prints one (comment in the file)."""
     hw, fam = run["hardware"], family(run)
@@ -86,7 +91,7 @@ def cluster_of(run):
             c["inter_node"] = {"bandwidth": "100 Gbit/s", "nics_per_node": 8}
         return c
     c = {"preset": "dgx-a100", "nodes": nodes}
-    if "40" in gpu_type:
+    if gpu_memory_gb(gpu_type) == 40:
         c["gpu"] = "a100-sxm4-40gb"
     if fam == "fmsfsdp":
         c["inter_node"] = {"bandwidth": "50 Gbit/s", "nics_per_node": 8}
@@ -214,15 +219,15 @@ def setup_of(run, shape):
             # (checkpoint_wrapper(offload_to_cpu=True): the checkpointed block inputs in pinned host memory).
             # The blog prints only that checkpointing was applied; where the block inputs alone exceed the
             # GPU's memory, the run that was measured can only have been the offload mode.
-            gpu_bytes = (40e9 if "40GB" in run["hardware"]["gpu_type"] else 80e9)
-            checkpoints = run["model"]["layers"] * mb * s * run["model"]["hidden"] * 2
-            if checkpoints > gpu_bytes:
+            layers, hidden, gpu_gb = run["model"]["layers"], run["model"]["hidden"], gpu_memory_gb(
+                run["hardware"]["gpu_type"])
+            checkpoints = layers * mb * s * hidden * 2
+            if checkpoints > gpu_gb * 1e9:
                 par["offload"]["activations"] = "cpu"
                 notes.append("activation mode not printed (ptd_benchmark --activation checkpoint | offload): the "
                              "block-input checkpoints alone (%d layers x %d x %d x %d x 2 B = %.1f GB) exceed the "
-                             "GPU's %.0f GB, so the measured run used offload, checkpoint_wrapper(offload_to_cpu="
-                             "True): offload activations cpu" % (run["model"]["layers"], mb, s, run["model"]["hidden"],
-                                                                  checkpoints / 1e9, gpu_bytes / 1e9))
+                             "GPU's %d GB, so the measured run used offload, checkpoint_wrapper(offload_to_cpu="
+                             "True): offload activations cpu" % (layers, mb, s, hidden, checkpoints / 1e9, gpu_gb))
             # ptd_benchmark trainer.py: the model is built in --dtype fp16 (no FSDP MixedPrecision in PyTorch
             # 1.11), so SGD updates the fp16 parameters; models.py CausalSelfAttention is minGPT's explicit
             # q @ k^T, masked_fill, softmax, dropout, @ v (no fused attention kernel).
