@@ -312,6 +312,8 @@ def setup_of(run, shape):
                      "'tensorwise', Transformer Engine Float8CurrentScaling; the performance scripts set "
                      "first_last_layers_bf16 = False, so every layer runs in FP8)")
     vpp = p.get("vpp") or 1
+    if fam == "megatron-core" and p["pp"] > 1 and not p.get("vpp"):
+        vpp = megatron_core_interleave(run, notes)
     par.update({"schedule": "interleaved" if vpp > 1 else "1f1b", "vpp": vpp,
                 "zero": 3 if "FSDP," in p["sharding"] or "Megatron-FSDP" in p["sharding"] else 1,
                 "sequence_parallel": p["tp"] > 1,
@@ -327,6 +329,24 @@ def setup_of(run, shape):
     if "distributed optimizer not stated" in p["sharding"] or "DDP" in p["sharding"]:
         notes.append("distributed optimizer: default of the NeMo / Megatron-Bridge recipes (ZeRO-1)")
     return tr, par, notes
+
+
+def megatron_core_interleave(run, notes):
+    """Virtual stages of a Megatron-Core r0.8 README row with pp > 1: one layer per virtual stage.
+
+    The README measured its table with pipeline-parallel communication overlapped ("enabled by default"),
+    and r0.8 turns overlap_p2p_comm off unless the interleaved schedule is on (megatron/training/
+    arguments.py, validate_args: "non-interleaved schedule does not support overlapping p2p
+    communication"), so the rows ran interleaved. The layers per virtual stage are not printed; the 462B
+    row (112 layers on pp 16: 7 per stage) admits only 1, since r0.8 needs a stage's layers divisible by
+    them and 7 would be the non-interleaved schedule. The family's other rows get the same 1."""
+    layers, pp = run["model"]["layers"], run["parallel"]["pp"]
+    vpp = layers // pp
+    notes.append("schedule: interleaved, one layer per virtual stage (vpp %d): the README overlaps pipeline "
+                 "communication, which r0.8 allows only under the interleaved schedule (arguments.py "
+                 "validate_args); layers per virtual stage not printed, 1 as the 462B row's 7 layers per stage "
+                 "force" % vpp)
+    return vpp
 
 
 def memory_of(run):
