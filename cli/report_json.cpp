@@ -109,6 +109,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
   const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel);
   j["attention"] = {{"fused", s.training.flash_attention},
+                    {"unpad", s.training.attention_unpad},
                     {"kernel", to_string(attention_kernel_of(s.training, s.cluster.gpu))},
                     {"profile_kernel", to_string(hw.attention_kernel)},
                     {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}}};

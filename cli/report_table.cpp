@@ -106,7 +106,8 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   out << ", " << to_string(s.training.optimizer);
   if (is_adam(s.training.optimizer) && s.training.optimizer_kernel != OptimizerKernel::fused) out << " (" << to_string(s.training.optimizer_kernel) << ")";
   out << (s.training.fused_loss ? ", fused loss" : "")
-      << ", FlashAttention " << (s.training.flash_attention ? "on" : "off") << "; batch "
+      << ", FlashAttention " << (s.training.flash_attention ? "on" : "off")
+      << (s.training.attention_unpad ? " (unpadded)" : "") << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "
       << e.micro_batches << " micro-batches per replica\n\n";

@@ -141,6 +141,11 @@ TrainingSpec read_training(MapReader& r) {
                                  "set flash_attention: true or remove the key");
     }
   }
+  t.attention_unpad = r.boolean("attention_unpad", t.attention_unpad);
+  if (t.attention_unpad && !t.flash_attention) {
+    r.fail("attention_unpad", "unpads Q, K, V around a fused attention kernel's variable-length entry point, but "
+                              "flash_attention is false (explicit attention); set flash_attention: true or remove the key");
+  }
   // torch.optim.AdamW/SGD keep states like the parameter ("same"); Megatron, DeepSpeed and FSDP keep them in fp32.
   t.optimizer_state_precision =
       r.choice("optimizer_state_precision",

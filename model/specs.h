@@ -165,6 +165,11 @@ struct TrainingSpec {
   bool flash_attention = true;
   // training.attention_kernel as given; absent: the framework's on this GPU (attention_kernel_of).
   std::optional<AttentionKernel> attention_kernel;
+  // Q, K and V gathered to the unpadded (tokens, heads, dim) layout before the fused attention's
+  // variable-length entry point and its output scattered back (flash-attn's bert_padding unpad_input /
+  // pad_input around flash_attn_varlen_func: llm-foundry's attn_impl flash, Hugging Face's
+  // flash_attention_2 with a padding mask). docs/model.md §20, "Unpadded attention".
+  bool attention_unpad = false;
   Framework framework = Framework::megatron;
   // training.layer_code as given; absent: the framework's own (layer_code_of).
   std::optional<LayerCode> layer_code;

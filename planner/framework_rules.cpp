@@ -291,6 +291,7 @@ std::int64_t padded_vocab(std::int64_t vocab, LayerCode code, int tp) {
 SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   SavedTensorRules r;
   r.fp8_recipe = t.fp8_recipe;
+  r.attention_unpad = t.attention_unpad;
   const double bpv = stored_bytes(t.precision);
   const bool swiglu = m.activation == Activation::swiglu;
   if (layer_code_of(t) == LayerCode::fused) {

@@ -166,6 +166,8 @@ struct SavedTensorRules {
   double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
   double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
 
+  bool attention_unpad = false;  // training.attention_unpad: the unpad/pad copies around the attention core
+
   // FP8 training: the scaling recipe the quantization kernels follow (op_graph_kernels.h).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
 };

@@ -60,6 +60,22 @@ Sizes sizes_of(const ModelSpec& m, std::int64_t seq, Precision precision, bool f
                static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim), bpv, m.dropout ? 1.0 : 0.0, s * h * bpv};
 }
 
+// training.attention_unpad (docs/model.md §20, "Unpadded attention"): flash-attn's bert_padding around
+// flash_attn_varlen_func, as llm-foundry's flash_attn_fn calls it (llmfoundry/models/layers/attention.py,
+// PR #838 tree). Forward: unpad_input gathers Q, K and V (IndexFirstAxis, torch.gather: read and write
+// each) and pad_input scatters the output into a zeroed tensor (IndexPutFirstAxis: write zeros, read and
+// write the values). Backward: each gather's gradient is a zeroed tensor scattered into (write, read,
+// write), the scatter's a gather (read, write). The out-projection then keeps the padded output while the
+// kernel keeps its unpadded one: one more copy of it saved (the int64 token indices, 8 B per token, are
+// left out: under 0.1 % of it at any hidden size here).
+Op attention_unpad_op(const Sizes& x) {
+  const double qkv = x.s * (x.q_dim + 2.0 * x.kv_dim) * x.bpv, out = x.s * x.q_dim * x.bpv;
+  const double forward = 2.0 * qkv + 3.0 * out, backward = 3.0 * qkv + 2.0 * out;
+  Op unpad = elementwise_op("attention_unpad", Block::attention, out, TpSplit::tp, forward);
+  unpad.backward_share = backward / forward;
+  return unpad;
+}
+
 // The attention core and the tensor it keeps beside Q, K, V: the fp32 log-sum-exp (FlashAttention) or
 // the s x s scores.
 void add_attention_core(std::vector<Op>& L, const Sizes& x) {
@@ -87,6 +103,7 @@ void add_attention_core(std::vector<Op>& L, const Sizes& x) {
     scores.attention_scores = true;
   }
   L.push_back(scores);
+  if (x.r.attention_unpad) L.push_back(attention_unpad_op(x));
 }
 
 // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---

@@ -257,6 +257,12 @@ def setup_of(run, shape):
             kernel, why = llmfoundry_attention(run)
             tr["attention_kernel"] = kernel
             notes.append("attention: " + why)
+            if kernel == "flash":
+                # llmfoundry/models/layers/attention.py flash_attn_fn (PR #838 tree): unpad_input on Q, K, V,
+                # flash_attn_varlen_func, pad_input on the output (the Triton path runs on the padded tensors).
+                tr["attention_unpad"] = True
+                notes.append("attention_unpad: llm-foundry's flash_attn_fn unpads Q, K, V (flash-attn bert_padding "
+                             "unpad_input) around flash_attn_varlen_func and pads the output back (pad_input)")
         return tr, par, notes
     if fam == "deepspeed-azure":
         # The blog's Table 1 names microsoft/Megatron-DeepSpeed as the training code; its Azure recipes

@@ -42,5 +42,14 @@ TEST(AttentionKernelErrors, ExplicitAttentionHasNoFusedKernel) {
   EXPECT_TRUE(fails_at(y.str(), "flash}", 0, "training.attention_kernel", {"flash_attention is false"}));
 }
 
+// training.attention_unpad wraps a fused kernel's variable-length entry point: refused at the key without one.
+TEST(AttentionKernelErrors, UnpadNeedsAFusedKernel) {
+  Yaml y;
+  y.training = kTraining + "flash_attention: false, attention_unpad: true}";
+  EXPECT_TRUE(fails_at(y.str(), "true}", 0, "training.attention_unpad", {"flash_attention is false"}));
+  y.training = kTraining + "attention_unpad: true}";
+  EXPECT_TRUE(test::scenario(y.str()).training.attention_unpad);
+}
+
 }  // namespace
 }  // namespace tp

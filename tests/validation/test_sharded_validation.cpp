@@ -40,7 +40,8 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 9.1 %, 49.6 % max (9.3 % before the Megatron-Core
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 9.0 %, 49.6 % max (9.1 % before llm-foundry's
+  // FlashAttention rows unpadded Q, K, V as its flash_attn_fn does, docs/model.md §20; 9.3 % before the Megatron-Core
   // rows with pp > 1 ran the interleaved schedule their README implies, docs/model.md §22 item 5; 9.5 % before the A100s' offload
   // copies shared each PCIe switch's uplink between its two GPUs, docs/model.md §15 "Offload"; 10.5 % before the llm-foundry
   // runs named the Triton attention kernel their tables ran, docs/model.md §20; 11.0 %, 59.7 % before the
@@ -53,7 +54,7 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   // bounds record the level as a regression guard, not as a goal; §22 analyses the errors by class. The
   // max is the PyTorch FSDP blog's 1T run, whose source names a bottleneck no planner input describes
   // (the caching allocator near full memory, §22 item 6).
-  EXPECT_LE(mean, 0.093);
+  EXPECT_LE(mean, 0.092);
   EXPECT_LE(worst, 0.52);
 }
 
