@@ -12,6 +12,8 @@ import os
 
 import yaml
 
+from sharded_frameworks import family, gpu_memory_gb, memory_of, setup_of
+
 DIR = "scenarios/validation/sharded"
 SOURCE = os.path.join(DIR, "published-sharded-runs.yaml")
 
@@ -24,14 +26,6 @@ def flow(d):
             return flow(v)
         return str(v)
     return "{" + ", ".join("%s: %s" % (k, val(v)) for k, v in d.items()) + "}"
-
-
-def family(run):
-    for prefix in ("llmfoundry", "fmsfsdp", "pytorch-fsdp-blog", "megatron-core", "nemo2407", "mbridge2511",
-                   "nemo-automodel", "deepspeed-azure"):
-        if run["id"].startswith(prefix):
-            return prefix
-    raise ValueError("unknown source family: " + run["id"])
 
 
 def megatron_flops(batch, s, layers, h, heads, kv_heads, ffn, vocab, gated):
@@ -74,11 +68,6 @@ def measured_step(run, model):
 
 def nodes_of(gpus):
     return max(1, gpus // 8)
-
-
-def gpu_memory_gb(gpu_type):
-    """The printed GPU's memory: the sources' 40 GB A100s, else 80 GB (every H100 and A100-80GB here)."""
-    return 40 if "40" in gpu_type else 80
 
 
 def cluster_of(run):
@@ -156,226 +145,6 @@ def model_of(run):
     raise ValueError("no model for " + run["id"])
 
 
-def recompute_of(run):
-    ac = (run["parallel"].get("activation_checkpointing") or "").lower()
-    if ac.startswith("full"):
-        return "full", None
-    if ac.startswith("selective"):
-        # fms-fsdp train_config: selective_checkpointing = 1 (the fraction of blocks fully checkpointed);
-        # the printed HFU/MFU ratio (74/55, 47/38 ~ 4/3) is one extra forward pass: every block recomputed.
-        return "full", "fms-fsdp 'selective' = fraction of blocks fully checkpointed, default 1 (all blocks); HFU/MFU ~ 4/3 agrees"
-    if ac.startswith("none"):
-        return "none", None
-    if family(run) in ("deepspeed-azure",):
-        return "full", "recompute not printed; the source's TFLOP formula counts one recompute forward (Megatron-DeepSpeed checkpoint-activations)"
-    return "none", "recompute not printed: framework default (none)"
-
-
-def llmfoundry_attention(run):
-    """(attention_kernel, reason) of an llm-foundry benchmark table's run."""
-    if "#838" in str(run["framework"].get("date")):
-        # scripts/train/benchmarking/sweep.py of PR #838 passes --attn_impl per model.
-        if any(m in run["model"]["name"] for m in ("MPT-13b", "MPT-30b")):
-            return "triton", "sweep.py (PR #838) passes --attn_impl triton for 13b and 30b: MPT's Triton FlashAttention"
-        return "flash", "sweep.py (PR #838) passes --attn_impl flash with llm-foundry[gpu-flash2]: FlashAttention-2"
-    # Tables of 2023 (A100 by 2023-05-03, H100 PR #543): sweep.sh passes no --attn_impl and
-    # submit_benchmarks.py defaults to 'triton' (at 5f43bf160 and b2a43a147).
-    return "triton", ("submit_benchmarks.py --attn_impl default 'triton' (sweep.sh passes none): MPT's Triton "
-                      "FlashAttention (llmfoundry/models/layers/flash_attn_triton.py)")
-
-
-def setup_of(run, shape):
-    """(training, parallel, notes) for the run's framework."""
-    fam, b, p, gpus = family(run), run["batch"], run["parallel"], run["hardware"]["gpu_count"]
-    recompute, note = recompute_of(run)
-    notes = [note] if note else []
-    s, mb = b["seq_len"], b.get("micro_batch") or 1
-    gbs = b.get("global_batch_seqs") or mb * p["dp"]
-    if not b.get("global_batch_seqs"):
-        notes.append("global batch not printed: one micro-batch per GPU (%d x %d)" % (mb, p["dp"]))
-    if not b.get("micro_batch"):
-        notes.append("micro-batch not printed (Megatron has no default): 1")
-    tr = {"sequence_length": s, "global_batch": gbs, "micro_batch": mb, "optimizer": "adamw", "flash_attention": True}
-    par = {"tp": p["tp"], "pp": p["pp"], "cp": p.get("cp") or 1, "dp": p["dp"], "recompute": recompute}
-    if fam in ("llmfoundry", "fmsfsdp", "nemo-automodel", "pytorch-fsdp-blog"):
-        tr = {"framework": "fsdp", "precision": "fp8" if "fp8" in str(run["precision"]) else "bf16", **tr}
-        par["zero"] = 2 if "SHARD_GRAD_OP" in p["sharding"] else 3
-        if "HSDP" in p["sharding"]:
-            notes.append("HSDP (shard in the node, replicate across nodes) has no key: modelled as full sharding over dp")
-        if fam in ("fmsfsdp", "nemo-automodel"):
-            tr["compile"] = True
-            notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")
-        if fam == "fmsfsdp":
-            tr["optimizer_kernel"] = "foreach"
-            notes.append("optimizer: torch.optim.AdamW(model.parameters(), lr, betas=(0.9, 0.95), weight_decay=0.1) "
-                         "(fms-fsdp main_training.py): neither fused nor foreach given, torch's CUDA default foreach")
-        if fam == "pytorch-fsdp-blog":
-            tr["precision"] = "fp16"
-            tr["optimizer"] = "sgd"
-            notes.append("optimizer: SGD (printed: 'SGD optimizer; random input data')")
-            par["offload"] = {"params": "cpu", "optimizer": "cpu"}
-            notes.append("FSDP CPUOffload(offload_params=True): parameters, gradients and optimizer step on the host")
-            # ptd_benchmark trainer.py --activation: 'checkpoint' (checkpoint_wrapper) or 'offload'
-            # (checkpoint_wrapper(offload_to_cpu=True): the checkpointed block inputs in pinned host memory).
-            # The blog prints only that checkpointing was applied; where the block inputs alone exceed the
-            # GPU's memory, the run that was measured can only have been the offload mode.
-            layers, hidden, gpu_gb = run["model"]["layers"], run["model"]["hidden"], gpu_memory_gb(
-                run["hardware"]["gpu_type"])
-            checkpoints = layers * mb * s * hidden * 2
-            if checkpoints > gpu_gb * 1e9:
-                par["offload"]["activations"] = "cpu"
-                notes.append("activation mode not printed (ptd_benchmark --activation checkpoint | offload): the "
-                             "block-input checkpoints alone (%d layers x %d x %d x %d x 2 B = %.1f GB) exceed the "
-                             "GPU's %d GB, so the measured run used offload, checkpoint_wrapper(offload_to_cpu="
-                             "True): offload activations cpu" % (layers, mb, s, hidden, checkpoints / 1e9, gpu_gb))
-            # ptd_benchmark trainer.py: the model is built in --dtype fp16 (no FSDP MixedPrecision in PyTorch
-            # 1.11), so SGD updates the fp16 parameters; models.py CausalSelfAttention is minGPT's explicit
-            # q @ k^T, masked_fill, softmax, dropout, @ v (no fused attention kernel).
-            tr["master_weights"] = "none"
-            notes.append("ptd_benchmark trainer.py builds the model in fp16 (--dtype fp16; FSDP MixedPrecision came "
-                         "in PyTorch 1.12): no fp32 master copy, master_weights none")
-            # trainer.py: loss = out.sum() on the fp16 logits: no fp32 copy of them, no softmax. The scenario's
-            # nearest expression is a loss read from the 16-bit logits in one kernel (fused_loss).
-            tr["fused_loss"] = True
-            notes.append("loss: trainer.py's out.sum() on the fp16 logits (no fp32 copy, no cross-entropy): "
-                         "fused_loss true, the scenario's loss read from the 16-bit logits in one kernel")
-            # models.py CausalSelfAttention: minGPT's explicit q @ k^T, masked_fill, softmax, dropout, @ v.
-            tr["flash_attention"] = False
-            notes.append("attention: minGPT's explicit q @ k^T / masked_fill / softmax / dropout / @ v (ptd_benchmark "
-                         "models.py CausalSelfAttention): flash_attention false")
-        if fam == "llmfoundry":
-            mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
-            notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
-                         "(composer get_mixed_precision: param_dtype = the autocast dtype for DEFAULT and PURE)" % mode)
-            tr["optimizer_kernel"] = "for_loop"
-            notes.append("optimizer: decoupled_adamw (scripts/train/yamls/pretrain/mpt-*.yaml, which "
-                         "benchmarking/submit_benchmarks.py runs): Composer's DecoupledAdamW, a Python loop of torch "
-                         "ops per parameter (composer/optim/decoupled_weight_decay.py): for_loop")
-            tr["fused_loss"] = True
-            notes.append("loss: llm-foundry ComposerMPTCausalLM loss_fn default 'fused_crossentropy' "
-                         "(flash_attn.losses.cross_entropy.CrossEntropyLoss on the 16-bit logits)")
-            kernel, why = llmfoundry_attention(run)
-            tr["attention_kernel"] = kernel
-            notes.append("attention: " + why)
-            if kernel == "flash":
-                # llmfoundry/models/layers/attention.py flash_attn_fn (PR #838 tree): unpad_input on Q, K, V,
-                # flash_attn_varlen_func, pad_input on the output (the Triton path runs on the padded tensors).
-                tr["attention_unpad"] = True
-                notes.append("attention_unpad: llm-foundry's flash_attn_fn unpads Q, K, V (flash-attn bert_padding "
-                             "unpad_input) around flash_attn_varlen_func and pads the output back (pad_input)")
-        return tr, par, notes
-    if fam == "deepspeed-azure":
-        # The blog's Table 1 names microsoft/Megatron-DeepSpeed as the training code; its Azure recipes
-        # (examples/azure/run-175b.sh, run-1t.sh, 2022-07) launch pretrain_gpt.py with no --no-*-fusion flag.
-        # megatron/model/transformer.py of that tree (commit 233df917, 2022-08-08): MixedFusedLayerNorm,
-        # bias_gelu_impl, FusedScaleMaskSoftmax, bias_dropout_add_fused_train, and ParallelAttention's
-        # baddbmm / softmax / bmm with no FlashAttention (--use-flash-attn reached its main branch 2023-07-04).
-        tr = {"framework": "deepspeed", "layer_code": "fused", "precision": "fp16", **tr}
-        tr["flash_attention"] = False
-        notes.append("layer code: Megatron-DeepSpeed's GPT (the blog's Table 1; examples/azure/run-175b.sh and "
-                     "run-1t.sh run pretrain_gpt.py with its default fusions): apex MixedFusedLayerNorm, fused "
-                     "bias-GeLU, FusedScaleMaskSoftmax, fused bias-dropout-add (megatron/model/transformer.py, "
-                     "2022-08 tree): layer_code fused")
-        notes.append("no FlashAttention: the 2022 Megatron-DeepSpeed attention is baddbmm, fused scale-mask-softmax "
-                     "and bmm (ParallelAttention.forward); --use-flash-attn came to its main branch in 2023-07")
-        par.update({"zero": 3, "offload": {"optimizer": "cpu", "activations": "cpu"}})
-        notes.append("precision not printed: 16-bit (the published TFLOP/s exceed the A100 TF32 peak of 156); fp16")
-        notes.append("printed: 'activation and optimizer states are allocated in the main memory': optimizer "
-                     "states on the host (ZeRO-Offload) and the checkpointed activations on the host "
-                     "(DeepSpeed activation_checkpointing cpu_checkpointing)")
-        return tr, par, notes
-    # Megatron-Core family: distributed optimizer (ZeRO-1, fp32 gradients), sequence parallel when tp > 1,
-    # overlapped gradient reduce and parameter gather. TP-communication overlap on for every run: the NeMo /
-    # Megatron-Bridge recipes enable it, and the Megatron-Core r0.8 README ("Training Speed and Scalability")
-    # says its table was measured with --overlap-grad-reduce --overlap-param-gather and --tp-comm-overlap.
-    prec = "fp8" if "fp8" in str(run["precision"]) else "bf16"
-    if fam == "megatron-core":
-        notes.append("overlap: --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap (printed in the README "
-                     "text above the table)")
-    if run["precision"] is None:
-        notes.append("precision not printed: bf16 (408.8 TFLOP/s at 41 % MFU implies the ~989 TFLOP/s bf16 peak)")
-    grads = "fp32"
-    if fam == "mbridge2511":
-        # Megatron-Bridge scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml and
-        # llama3/llama3_8b_llm_pretrain.yaml: mixed_precision.grad_reduce_in_fp32: false (bf16 gradient buffer).
-        grads = "bf16"
-        notes.append("gradients: bf16 buffer (Megatron-Bridge performance configs set "
-                     "mixed_precision.grad_reduce_in_fp32: false)")
-    tr = {"framework": "megatron", "precision": prec, "grad_precision": grads, **tr}
-    if fam == "mbridge2511":
-        # Megatron-Bridge v0.2.0 src/megatron/bridge/models/gpt_provider.py: cross_entropy_loss_fusion = True;
-        # scripts/performance/utils/helpers.py: recipe.model.cross_entropy_fusion_impl = "te".
-        tr["fused_loss"] = True
-        notes.append("loss: Megatron-Bridge gpt_provider.py cross_entropy_loss_fusion = True with "
-                     "cross_entropy_fusion_impl = 'te' (scripts/performance/utils/helpers.py): Transformer Engine's "
-                     "fused parallel_cross_entropy")
-    if "current scaling" in str(run["precision"]):
-        # Megatron-Bridge v0.2.0 scripts/performance/utils/helpers.py get_precision_config("fp8_cs") ->
-        # training/mixed_precision.py bf16_with_fp8_current_scaling_mixed: fp8_recipe = "tensorwise"
-        # (Transformer Engine's Float8CurrentScaling), first_last_layers_bf16 = False.
-        tr["fp8_recipe"] = "current"
-        notes.append("FP8 recipe: current scaling (Megatron-Bridge bf16_with_fp8_current_scaling_mixed: fp8_recipe "
-                     "'tensorwise', Transformer Engine Float8CurrentScaling; the performance scripts set "
-                     "first_last_layers_bf16 = False, so every layer runs in FP8)")
-    vpp = p.get("vpp") or 1
-    if fam == "megatron-core" and p["pp"] > 1 and not p.get("vpp"):
-        vpp = megatron_core_interleave(run, notes)
-    par.update({"schedule": "interleaved" if vpp > 1 else "1f1b", "vpp": vpp,
-                "zero": 3 if "FSDP," in p["sharding"] or "Megatron-FSDP" in p["sharding"] else 1,
-                "sequence_parallel": p["tp"] > 1,
-                "overlap": {"grad_reduce": True, "param_gather": True, "tp_comm": True}})
-    if vpp > 1 and run["model"]["layers"] % (p["pp"] * vpp):
-        # Megatron-Bridge llama3.1-405b recipe: account_for_embedding_in_pipeline_split and
-        # account_for_loss_in_pipeline_split (126 + 2 = 128 slots on pp x vpp = 64 chunks): the automatic
-        # split gives the first and last stage one layer fewer, whose one chunk then holds only the
-        # embedding or the output layer and loss (docs/model.md section 7, "Uneven chunks").
-        notes.append("layers %d on pp %d x vpp %d: Megatron-Bridge counts embedding and loss as a layer each in the "
-                     "split: the first and last stage one layer lighter (trainplan's automatic split)"
-                     % (run["model"]["layers"], p["pp"], vpp))
-    if "distributed optimizer not stated" in p["sharding"] or "DDP" in p["sharding"]:
-        notes.append("distributed optimizer: default of the NeMo / Megatron-Bridge recipes (ZeRO-1)")
-    return tr, par, notes
-
-
-def megatron_core_interleave(run, notes):
-    """Virtual stages of a Megatron-Core r0.8 README row with pp > 1: one layer per virtual stage.
-
-    The README measured its table with pipeline-parallel communication overlapped ("enabled by default"),
-    and r0.8 turns overlap_p2p_comm off unless the interleaved schedule is on (megatron/training/
-    arguments.py, validate_args: "non-interleaved schedule does not support overlapping p2p
-    communication"), so the rows ran interleaved. The layers per virtual stage are not printed; the 462B
-    row (112 layers on pp 16: 7 per stage) admits only 1, since r0.8 needs a stage's layers divisible by
-    them and 7 would be the non-interleaved schedule. The family's other rows get the same 1."""
-    layers, pp = run["model"]["layers"], run["parallel"]["pp"]
-    vpp = layers // pp
-    notes.append("schedule: interleaved, one layer per virtual stage (vpp %d): the README overlaps pipeline "
-                 "communication, which r0.8 allows only under the interleaved schedule (arguments.py "
-                 "validate_args); layers per virtual stage not printed, 1 as the 462B row's 7 layers per stage "
-                 "force" % vpp)
-    return vpp
-
-
-def memory_of(run):
-    """(memory section or None, notes): the framework settings a run's recipe sets beyond the defaults."""
-    if family(run) == "pytorch-fsdp-blog":
-        # ptd_benchmark models.py (commit ecd0d25) ShardedGPT: wrapper(Block(..., wrapper=wrap)) wraps ln1, ln2,
-        # attn and each MLP Linear of a Block as its own FSDP unit inside the block's checkpoint wrapper.
-        return ({"fsdp_unit": "submodule"},
-                ["FSDP units: ptd_benchmark ShardedGPT wraps each submodule of a Block (ln1, ln2, attn, each MLP "
-                 "Linear) with wrap(): fsdp_unit submodule"])
-    if family(run) != "deepspeed-azure":
-        return None, []
-    # Megatron-DeepSpeed examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (the sized recipe the
-    # other models run with; commit 233df917, 2022-08) all write a ds_config with stage3_max_live_parameters 3e9
-    # and stage3_max_reuse_distance 3e9; their stage3_prefetch_bucket_size 5e7 and persistence threshold 1e5
-    # (misspelt stage3_param_persitence_threshold in run-175b.sh / run-1t.sh) are DeepSpeed's defaults: left out.
-    return ({"zero3_max_live_parameters": "3e9", "zero3_max_reuse_distance": "3e9"},
-            ["ZeRO-3 settings: examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (Megatron-DeepSpeed "
-             "233df917) set "
-             "stage3_max_live_parameters 3e9 and stage3_max_reuse_distance 3e9 (prefetch bucket 5e7 and "
-             "persistence threshold 1e5: DeepSpeed's defaults)"])
-
-
 def failure_class(par, gpus):
     if "offload" in par:
         return "zero3-cpu-offload"
@@ -394,7 +163,7 @@ def main():
              "# class: the failure class the run belongs to (docs/model.md §22).", "runs:"]
     for run in runs:
         model, shape, notes = model_of(run)
-        tr, par, more = setup_of(run, shape)
+        tr, par, more = setup_of(run)
         notes += more
         mem, mem_notes = memory_of(run)
         notes += mem_notes

@@ -5,7 +5,7 @@
 // sharded set (its model-table row); the other seven are nowhere else and nothing in the planner was set from
 // them. The test compares the shape: per-GPU throughput relative to 96 GPUs, where the FLOP convention
 // cancels. The sharded scenarios run these rows interleaved with one layer per virtual stage
-// (scripts/sharded_scenarios.py, megatron_core_interleave); the test also checks that claim against the
+// (scripts/sharded_frameworks.py, megatron_core_interleave); the test also checks that claim against the
 // non-interleaved schedule.
 #include <gtest/gtest.h>
 
