@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "estimate.h"
+#include "tests/megatron_flops.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -43,11 +44,6 @@ TEST(Parameters, PerGpuSplitsByTensorAndPipelineParallelism) {
   EXPECT_DOUBLE_EQ(e.stages[1].parameters, 16 * layer + h + v * h / 2);
 }
 
-double megatron_flops(double B, double s, double l, double h, double V, bool full_recompute) {
-  if (full_recompute) return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
-  return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
-}
-
 TEST(Flops, MegatronFormulaOnSeveralShapes) {
   // Model FLOPs use the model's vocabulary V; hardware FLOPs the vocabulary Megatron runs, padded to a
   // multiple of 128 at tp 1 (GPT-2: 50257 -> 393 x 128 = 50304), as Megatron's own
@@ -66,9 +62,9 @@ TEST(Flops, MegatronFormulaOnSeveralShapes) {
                                   ", global_batch: " + std::to_string(c.batch) + ", flash_attention: false}\n"
                                   "parallel: {tp: 1, pp: 1, recompute: " + (full ? "full" : "none") + "}\n");
       Estimate e = estimate(s);
-      const double expected = megatron_flops(c.batch, c.seq, c.l, c.h, c.V_padded, full);
+      const double expected = test::megatron_flops(c.batch, c.seq, c.l, c.h, c.V_padded, full);
       EXPECT_NEAR(e.flops.hardware_per_step.value / expected, 1.0, 1e-12);
-      EXPECT_NEAR(e.flops.model_per_step.value / megatron_flops(c.batch, c.seq, c.l, c.h, c.V, false), 1.0, 1e-12);
+      EXPECT_NEAR(e.flops.model_per_step.value / test::megatron_flops(c.batch, c.seq, c.l, c.h, c.V, false), 1.0, 1e-12);
     }
   }
 }

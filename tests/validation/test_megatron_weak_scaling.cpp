@@ -1,9 +1,10 @@
 // Held-out check on the three rows of Megatron-Core r0.8's model table that are in no validation set: GPT
 // 16B (tp 4), 119B (tp 8, pp 4) and 314B (tp 8, pp 8) on 192 to 3,072 H100. Oracle: the table's printed
 // per-GPU TFLOP/s (tests/data/megatron-core-r0.8-weak-scaling.md), turned into a step time with Megatron's
-// own FLOP count, written out below. Each row is its family's sharded scenario (same software, settings and
-// assumptions, scripts/sharded_scenarios.py) with only the printed shape, layout and batch changed; nothing
-// in the planner was set from these rows. The bound is the per-run target for published sets.
+// own FLOP count (tests/megatron_flops.h). Each row is its family's sharded scenario (same software,
+// settings and assumptions, scripts/sharded_frameworks.py) with only the printed shape, layout and batch
+// changed; nothing in the planner was set from these rows. The bound is the per-run target for
+// published sets.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "hardware_profile.h"
 #include "plan.h"
 #include "scenario.h"
+#include "tests/megatron_flops.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -26,13 +28,6 @@ struct TableRow {
 };
 
 constexpr double kSeq = 4096, kVocab = 131072;
-
-// Megatron-LM core_r0.8.0 megatron/training/training.py num_floating_point_operations for one KV group per
-// head, ffn 4h, no SwiGLU: 12 B s L h^2 (1 + 1 + s/h + 4 + V / (2 L h)), forward and backward of the batch.
-double megatron_flops(const TableRow& r) {
-  const double h = r.hidden, L = r.layers;
-  return 12.0 * r.batch * kSeq * L * h * h * (6.0 + kSeq / h + kVocab / (2.0 * L * h));
-}
 
 Scenario scenario_of(const TableRow& r) {
   const int dp = r.gpus / (r.tp * r.pp);
@@ -57,7 +52,8 @@ TEST(MegatronWeakScaling, HeldOutModelTableRowsWithinThePublishedRunTarget) {
   for (const TableRow& r : rows) {
     const Scenario s = scenario_of(r);
     ASSERT_EQ(s.parallel.dp * s.parallel.tp * s.parallel.pp, s.gpus()) << r.name;
-    const double measured = megatron_flops(r) / (r.tflops_per_gpu * 1e12 * r.gpus);
+    const double flops = test::megatron_flops(r.batch, kSeq, r.layers, r.hidden, kVocab);
+    const double measured = flops / (r.tflops_per_gpu * 1e12 * r.gpus);
     const double predicted = make_plan(s, profile_for(s)).time.step.value;
     const double error = predicted / measured - 1;
     std::printf("GPT %-5s %5d GPUs  step: measured %.3f s  predicted %.3f s  (%+.1f %%)\n", r.name.c_str(), r.gpus,
