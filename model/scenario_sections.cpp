@@ -293,6 +293,13 @@ MemorySettings read_memory(MapReader& r, Framework framework) {
                             " has none (DeepSpeed gathers per submodule already; set training.framework: fsdp or "
                             "remove the key)");
   }
+  m.fsdp_backward_prefetch = r.choice("fsdp_backward_prefetch", m.fsdp_backward_prefetch,
+                                      {{"pre", BackwardPrefetch::pre}, {"post", BackwardPrefetch::post},
+                                       {"none", BackwardPrefetch::none}});
+  if (r.has("fsdp_backward_prefetch") && framework != Framework::fsdp) {
+    r.fail("fsdp_backward_prefetch", std::string("is FSDP1's backward_prefetch; framework ") + to_string(framework) +
+                                          " has no such setting (set training.framework: fsdp or remove the key)");
+  }
   // The prefetch bucket is at least one parameter: 0 would stand for whole-layer gathers in the planner.
   m.zero3_prefetch_bucket =
       read_zero3_setting(r, "zero3_prefetch_bucket", "stage3_prefetch_bucket_size", framework, 1.0);

@@ -51,6 +51,12 @@ enum class StatePrecision { fp32, same };
 // transformer_auto_wrap_policy), or each submodule of it (FSDP1 nested wrap() of every Linear /
 // attention / norm, or size_based_auto_wrap_policy over small modules).
 enum class FsdpUnit { layer, submodule };
+// When FSDP1 issues a unit's gather in the backward (its `backward_prefetch` argument,
+// torch/distributed/fsdp/api.py BackwardPrefetch): `pre` before the gradient computation of the unit
+// after it (BACKWARD_PRE, the default of later FSDP1; FSDP2 prefetches alike), `post` after that
+// computation (BACKWARD_POST), `none` only when the unit's own backward starts, behind the reduce-scatter
+// of the unit before on the same process group (None, PyTorch 1.11's default: "no overlap").
+enum class BackwardPrefetch { pre, post, none };
 // How an Adam/AdamW step runs (docs/model.md, "Optimizer step"): `fused` = one kernel over parameters,
 // gradients and both states (torch's fused=True, apex/DeepSpeed FusedAdam, Transformer Engine's);
 // `foreach` = torch's multi-tensor implementation, one kernel per torch op over all tensors (torch.optim's
@@ -274,6 +280,7 @@ struct MemorySettings {
   Bytes comm_bucket = Bytes(25e6);         // gradient reduce / parameter gather bucket
   int zero3_prefetch_layers = 1;           // gathered layers (FSDP units) ahead of the current one (ZeRO-3)
   FsdpUnit fsdp_unit = FsdpUnit::layer;    // FSDP only: what one unit gathers
+  BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::pre;  // FSDP only: FSDP1's backward_prefetch
   // DeepSpeed's ZeRO-3 settings (ds_config zero_optimization.stage3_*), parameter counts; absent = the
   // framework's default (planner/framework_rules.h; resolved by zero3_settings_of in planner/framework_rules.h).
   std::optional<double> zero3_prefetch_bucket;        // stage3_prefetch_bucket_size

@@ -77,6 +77,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.whole_layers = zero3.whole_layers;
     z.live_limit = zero3.live_parameters;
     z.reuse_limit = zero3.reuse_distance;
+    z.backward_prefetch = zero3.backward_prefetch;
     z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);
     const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
     const Zero3Communication zc = zero3_communication(z, modules.view());

@@ -64,8 +64,7 @@ struct ModelStates {
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps);
 
 // Parameters one GPU holds gathered at once under ZeRO-3 (see memory_states.cpp).
-double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers,
-                             bool recompute_pass);
+double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers);
 
 // ---- activations (activation_memory.cpp) ----
 

@@ -267,14 +267,20 @@ Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& 
   z.reuse_distance = m.zero3_max_reuse_distance.value_or(fw.zero3_reuse_distance);
   z.persistence_threshold = m.zero3_persistence_threshold.value_or(fw.zero3_persistence_threshold);
   z.recompute_regathers = fw.recompute_regathers;
+  if (fw.framework == Framework::fsdp) z.backward_prefetch = m.fsdp_backward_prefetch;
   // FSDP units of one submodule each: gathered module by module like DeepSpeed, but with no live limit
-  // (FSDP prefetches the next unit whatever its size) and nothing kept for reuse. Under a layer's activation
-  // checkpoint the recompute forward runs every unit's pre-forward hook in the backward, which gathers it (forward order) and keeps it until its own post-backward reshard (FSDP1
-  // frees a unit after forward only outside the backward): a recompute pass of gathers, none after it.
+  // (FSDP prefetches the next unit whatever its size) and nothing kept for reuse. Under an activation
+  // checkpoint that wraps the units (ptd_benchmark: checkpoint_wrapper(Block) around wrap()ped
+  // submodules) the recompute forward runs every unit's FSDP forward inside the backward: it gathers the
+  // unit and frees it again after its forward (PyTorch 1.11 FullyShardedDataParallel.forward frees
+  // whenever reshard_after_forward; later FSDP1 skips the reshard only for a handle already in
+  // BACKWARD_PRE, i.e. a checkpoint inside the unit, torch/distributed/fsdp/_runtime_utils.py
+  // _post_forward), so its pre-backward hook gathers it once more: a recompute pass of gathers, and a
+  // backward pass after it.
   if (fw.framework == Framework::fsdp && m.fsdp_unit == FsdpUnit::submodule) {
     z.whole_layers = false;
     z.live_parameters = std::numeric_limits<double>::infinity();
-    z.reuse_distance = std::numeric_limits<double>::infinity();
+    z.reuse_distance = 0;
     z.recompute_regathers = true;
   }
   return z;

@@ -112,6 +112,9 @@ struct Zero3Settings {
   double reuse_distance = 0;        // FrameworkRules::zero3_reuse_distance
   double persistence_threshold = 0; // FrameworkRules::zero3_persistence_threshold
   bool recompute_regathers = false;  // FrameworkRules::recompute_regathers (or FSDP submodule units)
+  // When a backward gather is issued (FSDP's `memory.fsdp_backward_prefetch`; DeepSpeed prefetches
+  // within its live-parameter limit: pre).
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
 };
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m);
 // Whether a step with this recompute runs a recompute pass of gathers: the recompute forward gathers every

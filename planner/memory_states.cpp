@@ -117,16 +117,13 @@ ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, 
 // (planner/zero3_modules.h): whole layers (FSDP units: the current one and `prefetch_layers` ahead);
 // where DeepSpeed gathers per submodule, the largest module plus the prefetch bucket; FSDP units of one
 // submodule each (`memory.fsdp_unit: submodule`), the largest module and `prefetch_layers` units of that
-// size ahead, or, when the recompute pass gathers them all again in the backward (`recompute_pass`,
-// zero3_recompute_pass), the whole layer they stay gathered for plus those units ahead; never more than
-// the whole-layer count.
-double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers,
-                             bool recompute_pass) {
+// size ahead (each unit is freed after its forward, the recompute's too: zero3_settings_of); never more
+// than the whole-layer count.
+double zero3_gathered_params(const Zero3Settings& zero3, const Zero3Modules& modules, int prefetch_layers) {
   const double whole = (1.0 + prefetch_layers) * modules.gathered;
   if (zero3.whole_layers) return whole;
   if (zero3.prefetch_parameters > 0) return std::min(whole, modules.largest + zero3.prefetch_parameters);
-  const double held = recompute_pass ? modules.gathered : modules.largest;
-  return std::min(whole, held + prefetch_layers * modules.largest);
+  return std::min(whole, (1.0 + prefetch_layers) * modules.largest);
 }
 
 }  // namespace tp

@@ -49,10 +49,51 @@ double reduce_in_window(std::span<const Zero3Module> modules, const GatherPassIn
 
 }  // namespace
 
+namespace {
+
+// The piece that ran just before module k's use in the pass (i: k's position in the pass): the module
+// before it, or at a layer's first gather the previous layer's last piece (its last module; in the
+// recompute pass its first module's backward), or, in a backward right after the recompute pass, the
+// recompute of module k itself, which runs just before its backward.
+struct PreviousPiece {
+  std::size_t module = 0;
+  double compute = 0;     // seconds
+  bool backward = false;  // a backward piece, whose gradients are reduce-scattered when it ends
+};
+PreviousPiece previous_piece(std::span<const Zero3Module> modules, const GatherPassInputs& in, std::size_t i,
+                             std::size_t k) {
+  const std::size_t n = modules.size();
+  const bool layer_start = i == 0;
+  if (in.pass == GatherPass::forward) {
+    const std::size_t prev = (k + n - 1) % n;
+    return {prev, modules[prev].compute_share * in.layer_compute, false};
+  }
+  if (in.pass == GatherPass::recompute) {
+    if (layer_start) return {0, modules[0].compute_share * in.layer_backward, true};
+    return {k - 1, modules[k - 1].compute_share * in.layer_compute, false};
+  }
+  if (layer_start && in.after_recompute) return {k, modules[k].compute_share * in.layer_recompute, false};
+  const std::size_t prev = (k + 1) % n;
+  return {prev, modules[prev].compute_share * in.layer_compute, true};
+}
+
+}  // namespace
+
 PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const GatherPassInputs& in) {
   PassExposure r;
   const size_t n = modules.size();
   if (n == 0) return r;
+  const bool backward = in.pass == GatherPass::backward;
+  // FSDP's backward_prefetch post / none: a gather after a backward piece is issued when it ends; none
+  // behind its reduce-scatter, post ahead of it, so the next gather may wait for the rest of that one.
+  const bool backward_waits = in.pass != GatherPass::forward && in.backward_prefetch != BackwardPrefetch::pre;
+  const bool post = in.backward_prefetch == BackwardPrefetch::post;
+  if (in.whole_layers && backward && backward_waits) {
+    r.blocked = in.layer_gather;
+    if (post) r.excess = std::max(0.0, in.layer_reduce - in.layer_compute);
+    else r.reduce_waited = r.boundary_reduce_waited = in.layer_reduce;
+    return r;
+  }
   if (in.whole_layers) {
     // FSDP: the next layer's gather overlaps the whole of this layer's compute; in a reducing backward
     // it shares the stream with the reduce-scatter of the layer before (issued just before it).
@@ -61,27 +102,23 @@ PassExposure gather_pass_exposure(std::span<const Zero3Module> modules, const Ga
     r.excess = std::max(0.0, in.layer_gather + reduce - in.layer_compute);
     return r;
   }
-  const bool backward = in.pass == GatherPass::backward;
   for (size_t i = 0; i < n; ++i) {
     const size_t k = backward ? n - 1 - i : i;
     if (backward && zero3_kept_for_backward(modules, k, in.reuse_limit)) continue;
-    // The piece that ran just before k: the module before it in the pass, or at a layer's first gather
-    // the previous layer's last piece (its last module; in the recompute pass its first module's backward).
-    const bool layer_start = i == 0;
-    const bool after_backward = backward || (in.pass == GatherPass::recompute && layer_start);
-    const size_t prev = in.pass == GatherPass::recompute && layer_start ? 0 : backward ? (k + 1) % n : (k + n - 1) % n;
-    const double prev_compute = modules[prev].compute_share * (after_backward && !backward ? in.layer_backward : in.layer_compute);
+    const PreviousPiece prev = previous_piece(modules, in, i, k);
     const double gather = modules[k].gather_share * in.layer_gather;
-    if (!zero3_prefetch_allowed(modules[prev], in.live_limit)) {
+    const bool issued_after_backward = backward_waits && prev.backward;
+    if (issued_after_backward && post) r.excess += std::max(0.0, reduce_in_window(modules, in, k) - prev.compute);
+    if (!zero3_prefetch_allowed(modules[prev.module], in.live_limit) || issued_after_backward) {
       r.blocked += gather;
-      if (after_backward) {
-        const double waited = modules[prev].gather_share * in.layer_reduce;  // its gradients
+      if (prev.backward && !post) {
+        const double waited = modules[prev.module].gather_share * in.layer_reduce;  // its gradients
         r.reduce_waited += waited;
-        if (prev == 0 && layer_start) r.boundary_reduce_waited = waited;
+        if (prev.module == 0 && i == 0) r.boundary_reduce_waited = waited;
       }
     } else {
       r.prefetched += gather;
-      r.excess += std::max(0.0, gather + reduce_in_window(modules, in, k) - prev_compute);
+      r.excess += std::max(0.0, gather + reduce_in_window(modules, in, k) - prev.compute);
     }
   }
   return r;
@@ -121,16 +158,19 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double layer_reduce = in.overlap_reduce ? in.reduce / reducing_passes / layers : 0.0;
   const double forward = in.forward / layers;
   GatherPassInputs pass{GatherPass::forward, in.live_limit, layer_gather, forward};
+  pass.backward_prefetch = in.backward_prefetch;
   pass.whole_layers = in.whole_layers;
   const PassExposure f = gather_pass_exposure(mods, pass);
   pass.pass = GatherPass::backward;
   pass.layer_compute = in.backward / layers;
   GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
+  recompute.backward_prefetch = in.backward_prefetch;
   recompute.whole_layers = in.whole_layers;
   if (in.recompute_pass) {
     pass.layer_compute = std::max(0.0, in.backward / layers - forward);  // `backward` holds the recompute
     pass.reuse_limit = in.reuse_limit;
     pass.after_recompute = true;
+    pass.layer_recompute = forward;
     recompute.layer_backward = pass.layer_compute;
     recompute.reuse_limit = in.reuse_limit;
   }

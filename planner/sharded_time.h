@@ -54,7 +54,11 @@ struct GatherPassInputs {
   double layer_reduce = 0;    // seconds: one layer's reduce-scatter, when this pass's backward reduces
   double layer_backward = 0;  // recompute pass: one layer's backward compute (the first module's share runs before it)
   bool after_recompute = false;  // backward pass: a recompute pass ran each layer's modules just before
+  double layer_recompute = 0;  // backward pass after a recompute pass: one layer's recompute forward
   bool whole_layers = false;  // Zero3Settings::whole_layers: one unit per layer, `modules` unused
+  // Backward pass: a gather after a backward piece is prefetched before that piece (`pre`), issued when
+  // it ends (`post`: waits in full), or issued behind that piece's reduce-scatter too (`none`).
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
 };
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
@@ -82,6 +86,7 @@ struct Zero3Inputs {
   // the modules released since (FrameworkRules::zero3_reuse_distance).
   bool recompute_pass = false;
   double reuse_limit = 0;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Zero3Settings::backward_prefetch
   // DeepSpeed ZeRO-2/3 reduce-scatter after every backward, not once per step: each rank keeps only
   // its partition of the accumulated gradient (DeepSpeed issue #2252, maintainer's answer; engine.py
   // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as

@@ -84,8 +84,7 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::
   if (s.parallel.zero >= 3) {  // read only then (stage_buffers); the sweep's hot path skips it otherwise
     const Zero3Settings zero3 = zero3_settings_of(*in.framework, s.memory);
     const Zero3Modules modules = zero3_modules(g.layer, in.layout.tp, in.layout.ep, zero3.persistence_threshold);
-    in.gathered_params = zero3_gathered_params(zero3, modules, s.memory.zero3_prefetch_layers,
-                                               zero3_recompute_pass(zero3, s.parallel.recompute.mode));
+    in.gathered_params = zero3_gathered_params(zero3, modules, s.memory.zero3_prefetch_layers);
     in.persistent_params = modules.persistent;
   }
   in.micro_batches = micro_batches;

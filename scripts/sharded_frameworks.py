@@ -253,9 +253,14 @@ def memory_of(run):
     if family(run) == "pytorch-fsdp-blog":
         # ptd_benchmark models.py (commit ecd0d25) ShardedGPT: wrapper(Block(..., wrapper=wrap)) wraps ln1, ln2,
         # attn and each MLP Linear of a Block as its own FSDP unit inside the block's checkpoint wrapper.
-        return ({"fsdp_unit": "submodule"},
+        # trainer.py --prefetch defaults to noop (backward_prefetch None, PyTorch 1.11 FSDP's own default), as
+        # its AWS launcher fsdp.sh passes; before commit 019bd98 (2021-12-22) FSDP was built without the argument.
+        return ({"fsdp_unit": "submodule", "fsdp_backward_prefetch": "none"},
                 ["FSDP units: ptd_benchmark ShardedGPT wraps each submodule of a Block (ln1, ln2, attn, each MLP "
-                 "Linear) with wrap(): fsdp_unit submodule"])
+                 "Linear) with wrap(): fsdp_unit submodule",
+                 "backward prefetch not printed: ptd_benchmark trainer.py --prefetch defaults to noop (FSDP "
+                 "backward_prefetch None, PyTorch 1.11's default; its AWS launcher fsdp.sh passes noop): "
+                 "fsdp_backward_prefetch none"])
     if family(run) != "deepspeed-azure":
         return None, []
     # Megatron-DeepSpeed examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (the sized recipe the

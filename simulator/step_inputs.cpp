@@ -18,6 +18,7 @@ Zero3Rules zero3_rules(const Scenario& s) {
   z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
   const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
   z.recompute_regathers = zero3_recompute_pass(zero3, s.parallel.recompute.mode);
+  z.backward_prefetch = zero3.backward_prefetch;
   if (zero3.whole_layers) return z;
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, zero3.persistence_threshold);

@@ -35,6 +35,7 @@ struct Zero3Rules {
   std::vector<GatherUnit> units;  // empty: the whole layer is one unit (FSDP)
   bool reduce_every_micro_batch = false;  // reduce-scatter after every micro-batch's backward (DeepSpeed)
   bool recompute_regathers = false;       // the recompute forward gathers every unit again (DeepSpeed, full recompute)
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Zero3Settings::backward_prefetch
 };
 
 // The units of one layer: z.units, or the whole layer as one unit.

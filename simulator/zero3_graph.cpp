@@ -19,6 +19,10 @@ Task piece_task(TaskKind kind, const ChunkWork& w, int layer, int unit, double d
   return t;
 }
 
+bool is_backward_piece(TaskKind k) {
+  return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight;
+}
+
 // The unit's share of one layer of the chunk: `chunk_total` is the chunk's whole (per micro-batch or per pass).
 double unit_share(double chunk_total, int layers, double share) { return chunk_total / std::max(1, layers) * share; }
 
@@ -87,8 +91,10 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
   // the same moment releases (DeepSpeed stage3.py: launched from the gradient hook, before the next
   // module's pre-backward fetch; FSDP: post-backward of one unit, then the pre-backward of the next).
   std::vector<int> reduces;
+  std::vector<int> reduce_of(sequence.size(), -1);  // the reduce-scatter issued when the piece at i ends
   if (si.dp_reduce.value > 0) {
-    for (const Zero3Piece& piece : sequence) {
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      const Zero3Piece& piece = sequence[i];
       if (piece.gradient < 0) continue;
       const Task& at = g.task(piece.task);
       const bool last = at.micro_batch == last_micro_batch[static_cast<std::size_t>(at.chunk)];
@@ -99,6 +105,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
       const int r = g.add_task(t, dp);
       g.add_dependency(in.overlap_grad_reduce ? piece.gradient : last_backward, r);
       reduces.push_back(r);
+      reduce_of[i] = r;
     }
   }
 
@@ -109,15 +116,24 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
   }
   for (std::size_t n = 0; n < consumers.size(); ++n) {
     const std::size_t at = consumers[n];
-    const Task& use = g.task(sequence[at].task);
-    const TaskKind kind = use.kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
-    const Task t = transfer(kind, use, si.dp_gather.value);
+    const TaskKind use_kind = g.task(sequence[at].task).kind;
+    const TaskKind kind = use_kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
+    const Task t = transfer(kind, g.task(sequence[at].task), si.dp_gather.value);
     if (t.duration <= 0) continue;
-    const int gather = g.add_task(t, dp);
+    const int gather = g.add_task(t, dp);  // may move the tasks: read them again below
     g.add_dependency(gather, sequence[at].task);
     if (at == 0) continue;
     const Task& before = g.task(sequence[at - 1].task);
-    const bool blocked = !in.overlap_param_gather || units[static_cast<std::size_t>(before.unit)].blocks_prefetch;
+    // A backward gather after a backward piece under FSDP's backward_prefetch post or none: issued when
+    // that piece ends, and on the same process group as that piece's reduce-scatter, in issue order: none
+    // issues the reduce-scatter first, post the gather (FSDP1 _post_backward_hook prefetches, then reduces).
+    const bool waits_backward = is_backward_piece(before.kind) && use_kind != TaskKind::forward &&
+                                in.zero3.backward_prefetch != BackwardPrefetch::pre;
+    if (waits_backward && reduce_of[at - 1] >= 0) {
+      if (in.zero3.backward_prefetch == BackwardPrefetch::none) g.add_dependency(reduce_of[at - 1], gather);
+      else g.add_dependency(gather, reduce_of[at - 1]);
+    }
+    const bool blocked = !in.overlap_param_gather || units[static_cast<std::size_t>(before.unit)].blocks_prefetch || waits_backward;
     if (blocked) {
       g.add_dependency(sequence[at - 1].task, gather);
     } else if (n >= 2) {

@@ -90,5 +90,29 @@ TEST(Zero3SettingErrors, FsdpUnitIsReadForFsdpAndRefusedElsewhere) {
   EXPECT_EQ(f.field, "memory.fsdp_unit") << f.what;
 }
 
+TEST(Zero3SettingErrors, FsdpBackwardPrefetchIsReadForFsdpAndRefusedElsewhere) {
+  const std::string fsdp = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: fsdp}";
+  const std::string base = "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + fsdp +
+                           "\nparallel: {zero: 3}\n";
+  EXPECT_EQ(test::scenario(base).memory.fsdp_backward_prefetch, BackwardPrefetch::pre);  // the default
+  EXPECT_EQ(test::scenario(base + "memory: {fsdp_backward_prefetch: none}\n").memory.fsdp_backward_prefetch,
+            BackwardPrefetch::none);
+  EXPECT_EQ(test::scenario(base + "memory: {fsdp_backward_prefetch: post}\n").memory.fsdp_backward_prefetch,
+            BackwardPrefetch::post);
+  for (const char* fw : {"megatron", "deepspeed", "pytorch"}) {
+    Yaml y;
+    y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
+    y.extra = "memory: {fsdp_backward_prefetch: none}\n";
+    EXPECT_TRUE(fails_at(y.str(), "none", 0, "memory.fsdp_backward_prefetch", {std::string("framework ") + fw})) << fw;
+  }
+  Yaml y;
+  y.training = fsdp;
+  y.extra = "memory: {fsdp_backward_prefetch: always}\n";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "memory.fsdp_backward_prefetch") << f.what;
+  EXPECT_EQ(f.where.line, 6) << f.what;  // the memory: line
+}
+
 }  // namespace
 }  // namespace tp

@@ -44,15 +44,12 @@ TEST(FsdpUnit, GatheredParametersAreTheLargestModuleAndOneUnitAhead) {
   const FrameworkRules& fsdp = framework_rules(Framework::fsdp);
   const Zero3Settings layers = zero3_settings_of(fsdp, s.memory);
   const Zero3Settings units = zero3_settings_of(fsdp, test::scenario(kGpt + "memory: {fsdp_unit: submodule}\n").memory);
-  EXPECT_NEAR(zero3_gathered_params(layers, mods, 1, false), 2 * mods.gathered, 1.0);
-  EXPECT_NEAR(zero3_gathered_params(units, mods, 1, false), 2 * 4 * h2, 1.0);
-  EXPECT_NEAR(zero3_gathered_params(units, mods, 0, false), 4 * h2, 1.0);
-  // Full recompute: the recompute forward gathers every unit of the layer and each stays gathered until
-  // its own backward: the whole layer, 12 h^2 (and the norms' 2h), and one unit ahead, 4 h^2: 16 h^2,
-  // not whole layers' 24 h^2.
+  EXPECT_NEAR(zero3_gathered_params(layers, mods, 1), 2 * mods.gathered, 1.0);
+  EXPECT_NEAR(zero3_gathered_params(units, mods, 1), 2 * 4 * h2, 1.0);
+  EXPECT_NEAR(zero3_gathered_params(units, mods, 0), 4 * h2, 1.0);
+  // Full recompute changes nothing here: the recompute forward frees each unit after its forward as the
+  // first forward does, so the backward holds one unit and one ahead, 8 h^2, not the layer's 12 h^2.
   EXPECT_TRUE(units.recompute_regathers);
-  EXPECT_NEAR(zero3_gathered_params(units, mods, 1, true), mods.gathered + 4 * h2, 1.0);
-  EXPECT_NEAR(zero3_gathered_params(layers, mods, 1, true), 2 * mods.gathered, 1.0);
   // The estimate's buffers shrink by the difference, 2 x 8 h^2 parameters of 2 bytes (bf16 weights); the
   // small vocabulary keeps the loss working set (fp32 logits, 2048 x 8192 x 4 B x 2) below both.
   const Estimate whole = estimate(s);
@@ -61,19 +58,21 @@ TEST(FsdpUnit, GatheredParametersAreTheLargestModuleAndOneUnitAhead) {
   EXPECT_NEAR(whole.memory.total.value - sub.memory.total.value, 2 * 8 * h2 * 2, 0.06 * 2 * 8 * h2 * 2);
 }
 
-TEST(FsdpUnit, UnderFullRecomputeTheBackwardGathersNothingAfterTheRecomputePass) {
-  // Every unit gathered by the recompute forward is still gathered for its backward: kept whatever the
-  // parameters fetched after it (the infinite reuse distance), so the backward pass regathers none.
+TEST(FsdpUnit, UnderFullRecomputeTheBackwardGathersEveryUnitAgain) {
+  // The activation checkpoint wraps the units (ptd_benchmark: checkpoint_wrapper(Block) around wrap()ped
+  // submodules), so the recompute forward runs each unit's FSDP forward, which frees it again (PyTorch
+  // 1.11 FullyShardedDataParallel.forward: reshard_after_forward frees unconditionally); the unit's
+  // pre-backward hook then gathers it once more. Nothing is kept: the backward pass gathers all four.
   const Zero3Settings units =
       zero3_settings_of(framework_rules(Framework::fsdp), test::scenario(kGpt + "memory: {fsdp_unit: submodule}\n").memory);
   const std::vector<Zero3Module> layer = {{3, 0.25, 0.25}, {1, 1.0 / 12, 1.0 / 12}, {4, 1.0 / 3, 1.0 / 3}, {4, 1.0 / 3, 1.0 / 3}};
-  for (std::size_t k = 0; k < layer.size(); ++k) EXPECT_TRUE(zero3_kept_for_backward(layer, k, units.reuse_distance)) << k;
+  for (std::size_t k = 0; k < layer.size(); ++k) EXPECT_FALSE(zero3_kept_for_backward(layer, k, units.reuse_distance)) << k;
   GatherPassInputs in{GatherPass::backward, units.live_parameters, 12.0, 18.0};
   in.reuse_limit = units.reuse_distance;
   in.after_recompute = true;
   const PassExposure b = gather_pass_exposure(layer, in);
-  EXPECT_DOUBLE_EQ(b.prefetched + b.blocked, 0.0);
-  // Whole-layer units (the default) gather again in the backward instead; FSDP has no recompute pass.
+  EXPECT_DOUBLE_EQ(b.prefetched + b.blocked, 12.0);
+  // Whole-layer units (the default) have no recompute pass: the checkpoint runs inside the unit.
   EXPECT_FALSE(zero3_settings_of(framework_rules(Framework::fsdp), test::scenario(kGpt).memory).recompute_regathers);
 }
 
