@@ -70,48 +70,40 @@ TEST(Zero3SettingErrors, OutOfRangeValuesAreRefusedAtTheKey) {
   }
 }
 
-TEST(Zero3SettingErrors, FsdpUnitIsReadForFsdpAndRefusedElsewhere) {
-  const std::string fsdp = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: fsdp}";
-  const std::string base = "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + fsdp +
-                           "\nparallel: {zero: 3}\n";
-  EXPECT_EQ(test::scenario(base).memory.fsdp_unit, FsdpUnit::layer);  // the default
-  EXPECT_EQ(test::scenario(base + "memory: {fsdp_unit: submodule}\n").memory.fsdp_unit, FsdpUnit::submodule);
+const std::string kFsdpTraining = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: fsdp}";
+const std::string kFsdpBase = "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " +
+                              kFsdpTraining + "\nparallel: {zero: 3}\n";
+
+// An FSDP-only memory key: refused by name with any other framework, and an unknown value refused at the
+// key (on the memory: line) with FSDP.
+void expect_fsdp_only(const std::string& key, const std::string& value, const std::string& unknown) {
   for (const char* fw : {"megatron", "deepspeed", "pytorch"}) {
     Yaml y;
     y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
-    y.extra = "memory: {fsdp_unit: submodule}\n";
-    EXPECT_TRUE(fails_at(y.str(), "submodule", 0, "memory.fsdp_unit", {std::string("framework ") + fw})) << fw;
+    y.extra = "memory: {" + key + ": " + value + "}\n";
+    EXPECT_TRUE(fails_at(y.str(), value, 0, "memory." + key, {std::string("framework ") + fw})) << key << " " << fw;
   }
   Yaml y;
-  y.training = fsdp;
-  y.extra = "memory: {fsdp_unit: block}\n";
+  y.training = kFsdpTraining;
+  y.extra = "memory: {" + key + ": " + unknown + "}\n";
   auto f = load_error(y.str());
-  ASSERT_TRUE(f.thrown);
-  EXPECT_EQ(f.field, "memory.fsdp_unit") << f.what;
+  ASSERT_TRUE(f.thrown) << key;
+  EXPECT_EQ(f.field, "memory." + key) << f.what;
+  EXPECT_EQ(f.where.line, 6) << f.what;
+}
+
+TEST(Zero3SettingErrors, FsdpUnitIsReadForFsdpAndRefusedElsewhere) {
+  EXPECT_EQ(test::scenario(kFsdpBase).memory.fsdp_unit, FsdpUnit::layer);  // the default
+  EXPECT_EQ(test::scenario(kFsdpBase + "memory: {fsdp_unit: submodule}\n").memory.fsdp_unit, FsdpUnit::submodule);
+  expect_fsdp_only("fsdp_unit", "submodule", "block");
 }
 
 TEST(Zero3SettingErrors, FsdpBackwardPrefetchIsReadForFsdpAndRefusedElsewhere) {
-  const std::string fsdp = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: fsdp}";
-  const std::string base = "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + fsdp +
-                           "\nparallel: {zero: 3}\n";
-  EXPECT_EQ(test::scenario(base).memory.fsdp_backward_prefetch, BackwardPrefetch::pre);  // the default
-  EXPECT_EQ(test::scenario(base + "memory: {fsdp_backward_prefetch: none}\n").memory.fsdp_backward_prefetch,
-            BackwardPrefetch::none);
-  EXPECT_EQ(test::scenario(base + "memory: {fsdp_backward_prefetch: post}\n").memory.fsdp_backward_prefetch,
-            BackwardPrefetch::post);
-  for (const char* fw : {"megatron", "deepspeed", "pytorch"}) {
-    Yaml y;
-    y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
-    y.extra = "memory: {fsdp_backward_prefetch: none}\n";
-    EXPECT_TRUE(fails_at(y.str(), "none", 0, "memory.fsdp_backward_prefetch", {std::string("framework ") + fw})) << fw;
-  }
-  Yaml y;
-  y.training = fsdp;
-  y.extra = "memory: {fsdp_backward_prefetch: always}\n";
-  auto f = load_error(y.str());
-  ASSERT_TRUE(f.thrown);
-  EXPECT_EQ(f.field, "memory.fsdp_backward_prefetch") << f.what;
-  EXPECT_EQ(f.where.line, 6) << f.what;  // the memory: line
+  const auto read = [](const std::string& memory) { return test::scenario(kFsdpBase + memory).memory.fsdp_backward_prefetch; };
+  EXPECT_EQ(read(""), BackwardPrefetch::pre);  // the default
+  EXPECT_EQ(read("memory: {fsdp_backward_prefetch: none}\n"), BackwardPrefetch::none);
+  EXPECT_EQ(read("memory: {fsdp_backward_prefetch: post}\n"), BackwardPrefetch::post);
+  expect_fsdp_only("fsdp_backward_prefetch", "none", "always");
 }
 
 }  // namespace
