@@ -47,10 +47,6 @@ double reduce_in_window(std::span<const Zero3Module> modules, const GatherPassIn
   return reduced.gather_share * in.layer_reduce;
 }
 
-}  // namespace
-
-namespace {
-
 // The piece that ran just before module k's use in the pass (i: k's position in the pass): the module
 // before it, or at a layer's first gather the previous layer's last piece (its last module; in the
 // recompute pass its first module's backward), or, in a backward right after the recompute pass, the

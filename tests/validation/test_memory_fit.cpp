@@ -3,11 +3,12 @@
 // configuration that ran out of memory on an 80 GB H100 (h100-pytorch/index.yaml, `oom: true`,
 // h100-pytorch-steps.json) must be predicted not to fit. The oracle is the run's outcome (it ran, or it
 // raised torch.cuda.OutOfMemoryError), not a number from the program. Prints per-GPU totals vs capacity.
+// No run is exempt: the PyTorch FSDP blog's 1T run on 40 GB A100s was (about 44 GiB) until its submodule
+// units were freed after the recompute forward as PyTorch 1.11 frees them (docs/model.md §15): 33.5 GiB.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,6 @@ std::vector<Verdict> verdicts_of(const std::string& dir) {
   return out;
 }
 
-// Runs whose printed setting, read as the scenario reads it, cannot fit whatever the model says: listed
-// with the reason and printed, never skipped silently. None today: the PyTorch FSDP blog's 1T run on
-// 40 GB A100s was listed here (about 44 GiB) until its units were freed after the recompute forward as
-// PyTorch 1.11 frees them (docs/model.md §15, "FSDP units of one submodule"): 33.5 GiB.
-const std::map<std::string, std::string> kUnresolved = {};
-
 TEST(MemoryFit, RunsThatRanFitAndTheOutOfMemoryCaseDoesNot) {
   std::vector<Verdict> all;
   for (const char* dir : {"scenarios/validation/", "scenarios/validation/sharded/",
@@ -61,11 +56,6 @@ TEST(MemoryFit, RunsThatRanFitAndTheOutOfMemoryCaseDoesNot) {
   for (const Verdict& v : all) {
     std::printf("%-72s %7.1f GiB of %5.1f GiB  %-8s %s\n", v.file.c_str(), v.total_gib, v.capacity_gib,
                 v.feasible ? "fits" : "no fit", v.ran_out_of_memory ? "(really: out of memory)" : "(really: ran)");
-    const auto unresolved = kUnresolved.find(v.file);
-    if (unresolved != kUnresolved.end()) {
-      std::printf("    not asserted: %s\n", unresolved->second.c_str());
-      continue;
-    }
     if (v.ran_out_of_memory) {
       ++oom_cases;
       EXPECT_FALSE(v.feasible) << v.file << " ran out of memory on its GPU but is predicted to fit";
