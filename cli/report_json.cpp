@@ -110,7 +110,9 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel);
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"unpad", s.training.attention_unpad},
-                    {"kernel", to_string(attention_kernel_of(s.training, s.cluster.gpu))},
+                    // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
+                    {"kernel", s.training.flash_attention ? to_string(attention_kernel_of(s.training, s.cluster.gpu))
+                                                          : "unfused"},
                     {"profile_kernel", to_string(hw.attention_kernel)},
                     {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},

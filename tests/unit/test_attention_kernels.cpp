@@ -166,6 +166,13 @@ TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
   EXPECT_EQ(b.at("kernel"), "flash");
   EXPECT_DOUBLE_EQ(b.at("speed").at("forward").get<double>(), 0.61);
   EXPECT_DOUBLE_EQ(b.at("speed").at("backward").get<double>(), 0.61);
+  // Explicit attention runs no fused kernel, whatever the framework's would be, at no curve's rate.
+  const test::RunResult explicit_attention = test::run_trainplan("evaluate --format json --set training.flash_attention=false");
+  ASSERT_EQ(explicit_attention.exit_code, 0) << explicit_attention.output;
+  const nlohmann::json c = nlohmann::json::parse(explicit_attention.output).at("attention");
+  EXPECT_EQ(c.at("fused"), false);
+  EXPECT_EQ(c.at("kernel"), "unfused");
+  EXPECT_DOUBLE_EQ(c.at("speed").at("forward").get<double>(), 1.0);
   const test::RunResult table = test::run_trainplan("evaluate --set training.framework=fsdp");
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve"), std::string::npos)
