@@ -116,9 +116,10 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
   }
   for (std::size_t n = 0; n < consumers.size(); ++n) {
     const std::size_t at = consumers[n];
-    const TaskKind use_kind = g.task(sequence[at].task).kind;
+    const Task& use = g.task(sequence[at].task);
+    const TaskKind use_kind = use.kind;  // a copy: add_task below may move the tasks
     const TaskKind kind = use_kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
-    const Task t = transfer(kind, g.task(sequence[at].task), si.dp_gather.value);
+    const Task t = transfer(kind, use, si.dp_gather.value);
     if (t.duration <= 0) continue;
     const int gather = g.add_task(t, dp);  // may move the tasks: read them again below
     g.add_dependency(gather, sequence[at].task);
