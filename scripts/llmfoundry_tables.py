@@ -67,9 +67,7 @@ def predict(run, folder, trainplan):
     measured, _ = writer.measured_step(run, dict(shape, global_batch=tr["global_batch"]))
     path = os.path.join(folder, run["id"] + ".yaml")
     with open(path, "w") as f:
-        f.write("\n".join(["name: " + run["id"], "model: " + writer.flow(model),
-                           "cluster: " + writer.flow(writer.cluster_of(run)), "training: " + writer.flow(tr),
-                           "parallel: " + writer.flow(par), ""]))
+        f.write("\n".join(writer.scenario_lines(run, model, tr, par)))
     out = subprocess.run([trainplan, "evaluate", path, "--format", "json"], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
     return measured, result["time"]["step_seconds"], result["feasible"]

@@ -145,6 +145,13 @@ def model_of(run):
     raise ValueError("no model for " + run["id"])
 
 
+def scenario_lines(run, model, tr, par, mem=None):
+    """The scenario's YAML lines (no comments), ending with an empty line."""
+    lines = ["name: %s" % run["id"], "model: " + (model if isinstance(model, str) else flow(model)),
+             "cluster: " + flow(cluster_of(run)), "training: " + flow(tr), "parallel: " + flow(par)]
+    return lines + (["memory: " + flow(mem)] if mem else []) + [""]
+
+
 def failure_class(par, gpus):
     if "offload" in par:
         return "zero3-cpu-offload"
@@ -179,9 +186,7 @@ def main():
                 "# measured: %s" % {k: v for k, v in run["measured"].items() if v is not None},
                 "# metric: %s" % run["metric_definition"].replace("\n", " ")]
         text += ["# assumed: " + n for n in notes]
-        text += ["name: %s" % run["id"], "model: " + (model if isinstance(model, str) else flow(model)),
-                 "cluster: " + flow(cluster_of(run)), "training: " + flow(tr), "parallel: " + flow(par)]
-        text += (["memory: " + flow(mem)] if mem else []) + [""]
+        text += scenario_lines(run, model, tr, par, mem)
         open(os.path.join(DIR, run["id"] + ".yaml"), "w").write("\n".join(text))
         index += ["- scenario: %s.yaml" % run["id"], "  source: %s" % family(run),
                   "  class: %s" % failure_class(par, gpus), "  conversion: \"%s\"" % how,
