@@ -68,7 +68,9 @@ def predict(run, folder, trainplan):
     path = os.path.join(folder, run["id"] + ".yaml")
     with open(path, "w") as f:
         f.write("\n".join(writer.scenario_lines(run, model, tr, par)))
-    out = subprocess.run([trainplan, "evaluate", path, "--format", "json"], capture_output=True, text=True, check=True)
+    out = subprocess.run([trainplan, "evaluate", path, "--format", "json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("%s: trainplan evaluate failed (exit %d): %s" % (run["id"], out.returncode, out.stderr.strip()))
     result = json.loads(out.stdout)
     return measured, result["time"]["step_seconds"], result["feasible"]
 
@@ -78,18 +80,26 @@ def main():
     ap.add_argument("readme")
     ap.add_argument("--trainplan", default="build/cli/trainplan")
     args = ap.parse_args()
+    for path, what in ((args.readme, "README"), (args.trainplan, "trainplan binary")):
+        if not os.path.isfile(path):
+            sys.exit("%s: no such file (the %s)" % (path, what))
     errors = {}
     with tempfile.TemporaryDirectory() as folder:
         for tag, gpu, date, cells in table_rows(args.readme):
             if cells[0] not in MPT:
                 continue
-            run = run_of(tag, gpu, date, cells)
+            try:
+                run = run_of(tag, gpu, date, cells)
+            except (ValueError, IndexError):
+                sys.exit("%s: a row of table %s does not read as the table's columns: %s" % (args.readme, tag, "|".join(cells)))
             measured, predicted, fits = predict(run, folder, args.trainplan)
             error = 100 * (predicted / measured - 1)
             checkpointed = run["parallel"]["activation_checkpointing"] == "full"
             errors.setdefault(tag, []).append((error, checkpointed))
             print("%-45s measured %9.3f s  predicted %9.3f s  %+6.1f %%%s" % (
                 run["id"], measured, predicted, error, "" if fits else "  (predicted not to fit)"))
+    if not errors:
+        sys.exit("%s: no row of llm-foundry's benchmark tables found (headings: %s)" % (args.readme, ", ".join(TABLES)))
     print("\ntable     rows  mean |error|  signed   max |error|  signed, recompute / none")
     for tag, rows in errors.items():
         e = [x for x, _ in rows]
