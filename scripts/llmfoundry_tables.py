@@ -62,12 +62,10 @@ def run_of(tag, gpu, date, c):
 
 def predict(run, folder, trainplan):
     """(measured s, predicted s, fits) of one row."""
-    model, shape, _ = writer.model_of(run)
-    tr, par, _ = writer.setup_of(run)
-    measured, _ = writer.measured_step(run, dict(shape, global_batch=tr["global_batch"]))
+    _, body, _, measured, _ = writer.scenario_of(run)
     path = os.path.join(folder, run["id"] + ".yaml")
     with open(path, "w") as f:
-        f.write("\n".join(writer.scenario_lines(run, model, tr, par)))
+        f.write("\n".join(body))
     out = subprocess.run([trainplan, "evaluate", path, "--format", "json"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("%s: trainplan evaluate failed (exit %d): %s" % (run["id"], out.returncode, out.stderr.strip()))

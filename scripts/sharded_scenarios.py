@@ -152,6 +152,15 @@ def scenario_lines(run, model, tr, par, mem=None):
     return lines + (["memory: " + flow(mem)] if mem else []) + [""]
 
 
+def scenario_of(run):
+    """One run as a scenario: (assumption notes, YAML lines, parallel section, measured step s, conversion)."""
+    model, shape, notes = model_of(run)
+    tr, par, setup_notes = setup_of(run)
+    mem, mem_notes = memory_of(run)
+    step, how = measured_step(run, dict(shape or {}, global_batch=tr["global_batch"]))
+    return notes + setup_notes + mem_notes, scenario_lines(run, model, tr, par, mem), par, step, how
+
+
 def failure_class(par, gpus):
     if "offload" in par:
         return "zero3-cpu-offload"
@@ -169,24 +178,15 @@ def main():
              "# run; step_seconds is what the run measured, converted as `conversion` says.",
              "# class: the failure class the run belongs to (docs/model.md §22).", "runs:"]
     for run in runs:
-        model, shape, notes = model_of(run)
-        tr, par, more = setup_of(run)
-        notes += more
-        mem, mem_notes = memory_of(run)
-        notes += mem_notes
+        notes, body, par, step, how = scenario_of(run)
         gpus = run["hardware"]["gpu_count"]
-        if shape is not None:
-            shape = dict(shape, global_batch=tr["global_batch"])
-        else:
-            shape = {"global_batch": tr["global_batch"]}
-        step, how = measured_step(run, shape)
         fw = run["framework"]["name"]
         text = ["# %s: %s, %s, %d x %s (%s)" % (run["id"], fw, run["precision"], gpus, run["hardware"]["gpu_type"],
                                                 run["source"].get("path", "")),
                 "# measured: %s" % {k: v for k, v in run["measured"].items() if v is not None},
                 "# metric: %s" % run["metric_definition"].replace("\n", " ")]
         text += ["# assumed: " + n for n in notes]
-        text += scenario_lines(run, model, tr, par, mem)
+        text += body
         open(os.path.join(DIR, run["id"] + ".yaml"), "w").write("\n".join(text))
         index += ["- scenario: %s.yaml" % run["id"], "  source: %s" % family(run),
                   "  class: %s" % failure_class(par, gpus), "  conversion: \"%s\"" % how,
