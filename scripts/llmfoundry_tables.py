@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generalisation check: predicts every row of llm-foundry's benchmark tables, not only the 22 rows of the
-sharded validation set, and prints the error per row and per table (docs/model.md §22, item 8).
+sharded validation set, and prints the error per row and per table (docs/model.md §22, item 8), then the
+weak-scaling groups: rows that differ only in their GPU count, the step's change measured and predicted (item 10).
 
 The tables are not part of this repository: pass the README of a local llm-foundry checkout
 (scripts/train/benchmarking/README.md). Each row becomes a scenario through the same writer as the
@@ -73,6 +74,44 @@ def predict(run, folder, trainplan):
     return measured, result["time"]["step_seconds"], result["feasible"]
 
 
+def weak_scaling_groups(records):
+    """Rows that differ only in their GPU count, on more than one node: {key: [(gpus, measured, predicted)]}."""
+    groups = {}
+    for tag, run, measured, predicted in records:
+        gpus = run["hardware"]["gpu_count"]
+        if gpus <= 8:
+            continue
+        b, p = run["batch"], run["parallel"]
+        key = (tag, run["model"]["name"], b["seq_len"], b["micro_batch"], b["grad_accum"], run["precision"],
+               p["sharding"], p["activation_checkpointing"])
+        groups.setdefault(key, []).append((gpus, measured, predicted))
+    return {k: sorted(v) for k, v in groups.items() if len(v) > 1}
+
+
+def print_weak_scaling(records):
+    """The step's change from the fewest to the most GPUs at the same per-GPU work, measured and predicted."""
+    groups = weak_scaling_groups(records)
+    if not groups:
+        return
+    print("\nweak scaling (same model, sequence, micro-batch and settings; only the GPU count differs)")
+    print("table    model      seq   mb  sharding               GPUs       measured step   predicted step")
+    for (tag, model, seq, mb, _, _, sharding, _), rows in groups.items():
+        (g0, m0, p0), (g1, m1, p1) = rows[0], rows[-1]
+        print("%-8s %-9s %5d %4d  %-20s %4d -> %-4d %+8.1f %%  %+12.1f %%" % (
+            tag, model, seq, mb, sharding, g0, g1, 100 * (m1 / m0 - 1), 100 * (p1 / p0 - 1)))
+
+
+def print_table_summary(errors):
+    print("\ntable     rows  mean |error|  signed   max |error|  signed, recompute / none")
+    for tag, rows in errors.items():
+        e = [x for x, _ in rows]
+        ck = [x for x, c in rows if c] or [0.0]
+        no = [x for x, c in rows if not c] or [0.0]
+        print("%-8s %5d %10.1f %% %+7.1f %% %9.1f %%   %+6.1f %% / %+6.1f %%" % (
+            tag, len(e), statistics.mean(map(abs, e)), statistics.mean(e), max(map(abs, e)),
+            statistics.mean(ck), statistics.mean(no)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("readme")
@@ -81,7 +120,7 @@ def main():
     for path, what in ((args.readme, "README"), (args.trainplan, "trainplan binary")):
         if not os.path.isfile(path):
             sys.exit("%s: no such file (the %s)" % (path, what))
-    errors = {}
+    errors, records = {}, []
     with tempfile.TemporaryDirectory() as folder:
         for tag, gpu, date, cells in table_rows(args.readme):
             if cells[0] not in MPT:
@@ -94,19 +133,13 @@ def main():
             error = 100 * (predicted / measured - 1)
             checkpointed = run["parallel"]["activation_checkpointing"] == "full"
             errors.setdefault(tag, []).append((error, checkpointed))
+            records.append((tag, run, measured, predicted))
             print("%-45s measured %9.3f s  predicted %9.3f s  %+6.1f %%%s" % (
                 run["id"], measured, predicted, error, "" if fits else "  (predicted not to fit)"))
     if not errors:
         sys.exit("%s: no row of llm-foundry's benchmark tables found (headings: %s)" % (args.readme, ", ".join(TABLES)))
-    print("\ntable     rows  mean |error|  signed   max |error|  signed, recompute / none")
-    for tag, rows in errors.items():
-        e = [x for x, _ in rows]
-        ck = [x for x, c in rows if c] or [0.0]
-        no = [x for x, c in rows if not c] or [0.0]
-        print("%-8s %5d %10.1f %% %+7.1f %% %9.1f %%   %+6.1f %% / %+6.1f %%" % (
-            tag, len(e), statistics.mean(map(abs, e)), statistics.mean(e), max(map(abs, e)),
-            statistics.mean(ck), statistics.mean(no)))
-
+    print_table_summary(errors)
+    print_weak_scaling(records)
 
 if __name__ == "__main__":
     main()
