@@ -73,7 +73,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.forward = worst_f;
     z.backward = worst_b;
     z.overlap_gather = p.overlap_param_gather;
-    z.overlap_reduce = p.overlap_grad_reduce;
+    z.overlap_reduce = gradient_reduce_overlaps(fw, p);
     z.whole_layers = zero3.whole_layers;
     z.live_limit = zero3.live_parameters;
     z.reuse_limit = zero3.reuse_distance;

@@ -69,6 +69,7 @@ const FrameworkRules kRules[] = {
      .zero3_reuse_distance = 1e9,
      .reduce_every_micro_batch = true,
      .recompute_regathers = true,
+     .host_gradient_copy_blocks = true,
      .zero3_persistence_threshold = 1e5,
      .tied_embedding_grad_sync = true},
     {.framework = Framework::fsdp,

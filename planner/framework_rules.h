@@ -54,6 +54,12 @@ struct FrameworkRules {
   // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
   // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).
   bool recompute_regathers = false;
+  // ZeRO-3 with the optimizer on the host: each reduced gradient partition is copied to the host's fp32
+  // gradient with a blocking copy_ from the gradient hook (DeepSpeed stage3.py __partition_grads,
+  // `fp32_grad_tensor.copy_(grad_buffer)` without non_blocking, v0.6.2 through v0.14), so the thread that
+  // issues the backward waits for the bucket's reduce-scatter and its copy before the next backward
+  // kernels: the reduce-scatter and the copy do not overlap the backward (gradient_reduce_overlaps).
+  bool host_gradient_copy_blocks = false;
   // Tensors of at most this many elements are persistent under ZeRO-3: held whole on every rank and never
   // gathered (DeepSpeed's stage3_param_persistence_threshold, runtime/zero/config.py, default 1e5;
   // partition_parameters.py sets ds_persist). 0 where every parameter of a unit is sharded (FSDP2's
@@ -78,6 +84,19 @@ struct FrameworkRules {
 };
 
 const FrameworkRules& framework_rules(Framework f);
+
+// Whether the backward waits for each gradient bucket's reduce-scatter and copy to the host
+// (host_gradient_copy_blocks, ZeRO-3 with the optimizer offloaded to the host).
+inline bool host_gradient_copy_holds_backward(const FrameworkRules& fw, const ParallelSpec& p) {
+  return fw.host_gradient_copy_blocks && p.zero >= 3 && p.offload_optimizer == OffloadTarget::cpu;
+}
+
+// Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
+// (`overlap.grad_reduce`) and the backward does not wait for it. The one rule the step time and the
+// simulator read.
+inline bool gradient_reduce_overlaps(const FrameworkRules& fw, const ParallelSpec& p) {
+  return p.overlap_grad_reduce && !host_gradient_copy_holds_backward(fw, p);
+}
 
 // The fused-attention kernel a framework runs on this GPU (docs/model.md §20, "Attention kernels").
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu);

@@ -104,8 +104,11 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
                (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
   if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
     // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies
-    // to the host show beyond the backward passes they overlap.
-    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - backward_window);
+    // to the host show beyond the backward passes they overlap, or in full where the framework's copy
+    // holds the backward (FrameworkRules::host_gradient_copy_blocks).
+    const bool copy_waited = host_gradient_copy_holds_backward(framework_rules(t.framework), p);
+    const double hidden_behind = copy_waited ? 0.0 : backward_window;
+    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - hidden_behind);
   }
 
   return optimizer;

@@ -19,6 +19,7 @@ Zero3Rules zero3_rules(const Scenario& s) {
   const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
   z.recompute_regathers = zero3_recompute_pass(zero3, s.parallel.recompute.mode);
   z.backward_prefetch = zero3.backward_prefetch;
+  z.reduce_holds_backward = host_gradient_copy_holds_backward(fw, s.parallel);
   if (zero3.whole_layers) return z;
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, zero3.persistence_threshold);
@@ -52,7 +53,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   in.p2p_hop = t.p2p_hop;
   in.dp_buckets = std::max(1, t.dp_buckets);
   in.zero = par.zero;
-  in.overlap_grad_reduce = par.overlap_grad_reduce;
+  in.overlap_grad_reduce = gradient_reduce_overlaps(framework_rules(s.training.framework), par);
   in.overlap_param_gather = par.overlap_param_gather;
   if (par.zero >= 3) in.zero3 = zero3_rules(s);
 

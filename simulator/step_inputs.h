@@ -36,6 +36,9 @@ struct Zero3Rules {
   bool reduce_every_micro_batch = false;  // reduce-scatter after every micro-batch's backward (DeepSpeed)
   bool recompute_regathers = false;       // the recompute forward gathers every unit again (DeepSpeed, full recompute)
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // Zero3Settings::backward_prefetch
+  // The piece after a reduce-scatter waits for it: the host blocks on the gradient's copy
+  // (planner/framework_rules.h, host_gradient_copy_holds_backward).
+  bool reduce_holds_backward = false;
 };
 
 // The units of one layer: z.units, or the whole layer as one unit.

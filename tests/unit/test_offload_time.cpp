@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate.h"
+#include "framework_rules.h"
 #include "hardware_profile.h"
 #include "offload_time.h"
 #include "step_time.h"
@@ -62,8 +63,9 @@ TEST(OffloadTime, TorchCpuAdamIsSixTimesTheStreamingPass) {
 }
 
 TEST(OffloadTime, ZeroOffloadStepOfOneConfiguration) {
-  // The step's optimizer part = CPU step + parameters back over PCIe (the gradient copies hide behind
-  // the backward), for the shard P / 32 of each of the 32 GPUs.
+  // The step's optimizer part = CPU step + parameters back over PCIe + the 16-bit gradient copies to the
+  // host, for the shard P / 32 of each of the 32 GPUs. DeepSpeed's ZeRO-3 copies each gradient partition
+  // with a blocking copy_ (stage3.py __partition_grads), so the copies do not hide behind the backward.
   const Scenario s = offload_scenario("dgx-a100", "framework: deepspeed, precision: fp16, grad_precision: fp16, optimizer: adamw",
                                       "optimizer: cpu");
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
@@ -71,8 +73,26 @@ TEST(OffloadTime, ZeroOffloadStepOfOneConfiguration) {
   const HardwareProfile hw = profile_for(s);
   const StepTime t = step_time(s, g, e, hw);
   const double shard = e.stages[0].parameters / 32.0;
-  const double hand = 8 * shard * 30 / 327.68e9 + shard * 2 / (32e9 * hw.pcie_efficiency / 2);
+  const double pcie = 32e9 * hw.pcie_efficiency / 2;  // two GPUs behind each PCIe switch
+  const double hand = 8 * shard * 30 / 327.68e9 + shard * 2 / pcie + shard * 2 / pcie;
   EXPECT_NEAR(t.optimizer.value, hand, 1e-9 * hand);
+}
+
+TEST(OffloadTime, BlockingGradientCopyHoldsOnlyDeepSpeedZero3) {
+  // host_gradient_copy_blocks: DeepSpeed's ZeRO-3 with the optimizer on the host waits for each gradient
+  // bucket's reduce-scatter and copy; the same layout under FSDP, or DeepSpeed without the offload, does not.
+  const std::string training = "framework: deepspeed, precision: fp16, grad_precision: fp16, optimizer: adamw";
+  const Scenario offloaded = offload_scenario("dgx-a100", training, "optimizer: cpu");
+  const FrameworkRules& deepspeed = framework_rules(Framework::deepspeed);
+  EXPECT_TRUE(host_gradient_copy_holds_backward(deepspeed, offloaded.parallel));
+  EXPECT_FALSE(gradient_reduce_overlaps(deepspeed, offloaded.parallel));
+  ParallelSpec on_gpu = offloaded.parallel;
+  on_gpu.offload_optimizer = OffloadTarget::none;
+  EXPECT_TRUE(gradient_reduce_overlaps(deepspeed, on_gpu));
+  ParallelSpec zero2 = offloaded.parallel;
+  zero2.zero = 2;
+  EXPECT_TRUE(gradient_reduce_overlaps(deepspeed, zero2));
+  EXPECT_TRUE(gradient_reduce_overlaps(framework_rules(Framework::fsdp), offloaded.parallel));
 }
 
 // cluster.gpus_per_host_link: the host copies of the GPUs behind one PCIe switch divide its uplink.
