@@ -86,14 +86,14 @@ struct FrameworkRules {
 const FrameworkRules& framework_rules(Framework f);
 
 // Whether the backward waits for each gradient bucket's reduce-scatter and copy to the host
-// (host_gradient_copy_blocks, ZeRO-3 with the optimizer offloaded to the host).
+// (host_gradient_copy_blocks, ZeRO-3 with the optimizer offloaded to the host). Read by the step time
+// (gradient_reduce_overlaps, the copy in the optimizer part) and the simulator (Zero3Rules).
 inline bool host_gradient_copy_holds_backward(const FrameworkRules& fw, const ParallelSpec& p) {
   return fw.host_gradient_copy_blocks && p.zero >= 3 && p.offload_optimizer == OffloadTarget::cpu;
 }
 
 // Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
-// (`overlap.grad_reduce`) and the backward does not wait for it. The one rule the step time and the
-// simulator read.
+// (`overlap.grad_reduce`) and the backward does not wait for it.
 inline bool gradient_reduce_overlaps(const FrameworkRules& fw, const ParallelSpec& p) {
   return p.overlap_grad_reduce && !host_gradient_copy_holds_backward(fw, p);
 }

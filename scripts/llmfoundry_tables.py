@@ -141,5 +141,6 @@ def main():
     print_table_summary(errors)
     print_weak_scaling(records)
 
+
 if __name__ == "__main__":
     main()

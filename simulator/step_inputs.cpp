@@ -53,7 +53,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   in.p2p_hop = t.p2p_hop;
   in.dp_buckets = std::max(1, t.dp_buckets);
   in.zero = par.zero;
-  in.overlap_grad_reduce = gradient_reduce_overlaps(framework_rules(s.training.framework), par);
+  in.overlap_grad_reduce = par.overlap_grad_reduce;
   in.overlap_param_gather = par.overlap_param_gather;
   if (par.zero >= 3) in.zero3 = zero3_rules(s);
 

@@ -103,9 +103,9 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
       if (!in.zero3.reduce_every_micro_batch) t.micro_batch = -1;
       if (t.duration <= 0) continue;
       const int r = g.add_task(t, dp);
-      const bool issued_at_gradient = in.overlap_grad_reduce || in.zero3.reduce_holds_backward;
-      g.add_dependency(issued_at_gradient ? piece.gradient : last_backward, r);
-      if (in.zero3.reduce_holds_backward && i + 1 < sequence.size()) g.add_dependency(r, sequence[i + 1].task);
+      g.add_dependency(in.overlap_grad_reduce ? piece.gradient : last_backward, r);
+      const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && i + 1 < sequence.size();
+      if (holds_next) g.add_dependency(r, sequence[i + 1].task);
       reduces.push_back(r);
       reduce_of[i] = r;
     }
