@@ -97,7 +97,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   if (p.vpp > 1) out << " · vpp " << p.vpp;
   out << ", " << to_string(p.schedule) << ", ZeRO-" << p.zero << ", sequence parallel "
       << (p.sequence_parallel && p.tp > 1 ? "on" : "off") << ", recompute " << to_string(p.recompute.mode);
-  if (p.recompute.mode == RecomputeMode::every) out << " " << p.recompute.every;
+  if (p.recompute.mode == RecomputeMode::every || p.recompute.mode == RecomputeMode::one_in) out << " " << p.recompute.every;
   out << "\n";
   out << "  Training    " << to_string(s.training.precision);
   if (s.training.precision == Precision::fp8) {

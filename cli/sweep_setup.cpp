@@ -52,6 +52,7 @@ std::string recompute_label(const SweepPoint& p) {
     case RecomputeMode::selective: return "sel";
     case RecomputeMode::full: return "full";
     case RecomputeMode::every: return "every" + std::to_string(p.recompute_every);
+    case RecomputeMode::one_in: return "one_in" + std::to_string(p.recompute_every);
   }
   return "?";
 }

@@ -260,12 +260,13 @@ void check_sharding_and_offload(const Scenario& s, Collector& c) {
     c.add("parallel.offload.params", "parallel.zero", "offloading parameters to the CPU needs zero: 3");
   }
   if (p.offload_activations == OffloadTarget::cpu && p.recompute.mode != RecomputeMode::full &&
-      p.recompute.mode != RecomputeMode::every) {
+      p.recompute.mode != RecomputeMode::every) {  // one_in too: its other layers keep everything on the GPU
     c.add("parallel.offload.activations", "parallel.recompute",
           "offloading activations moves the checkpointed layer inputs to the host: it needs recompute: full or every");
   }
-  if (p.recompute.mode == RecomputeMode::every && p.recompute.every < 1) {
-    c.add("parallel.recompute.every", "", "must be at least 1 layer");
+  if ((p.recompute.mode == RecomputeMode::every || p.recompute.mode == RecomputeMode::one_in) && p.recompute.every < 1) {
+    c.add(p.recompute.mode == RecomputeMode::every ? "parallel.recompute.every" : "parallel.recompute.one_in", "",
+          "must be at least 1 layer");
   }
 }
 

@@ -75,6 +75,10 @@ void read_layer_code(MapReader& r, TrainingSpec& t) {
     r.fail("layer_code", "fused layer code runs its own fused kernels; training.compile: true (torch.compile) "
                          "fuses eager PyTorch modules (use layer_code: eager)");
   }
+  if (t.fused_norm) {
+    r.fail("fused_norm", "is a setting of eager layer code; the fused layer code (Megatron's model) fuses its norms "
+                         "already (use layer_code: eager)");
+  }
 }
 
 }  // namespace
@@ -107,6 +111,7 @@ TrainingSpec read_training(MapReader& r) {
                           {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
   t.autocast = r.boolean("autocast", t.autocast);
   t.compile = r.boolean("compile", t.compile);
+  t.fused_norm = r.boolean("fused_norm", t.fused_norm);
   if (t.autocast && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
     r.fail("autocast", std::string("is a torch.autocast setting; ") + to_string(t.framework) +
                            " keeps 16-bit weights with an fp32 master copy (use framework: pytorch or fsdp)");
@@ -168,10 +173,14 @@ Recompute read_recompute(MapReader& r) {
   if (!n.IsDefined()) return rc;
   if (n.IsMap()) {
     MapReader m(n, r.field("recompute"), r.file());
-    rc.mode = RecomputeMode::every;
-    rc.every = static_cast<int>(m.integer("every", 0, 1, 100000));
-    if (!m.has("every")) m.fail("every", "required: checkpoint every k layers, e.g. {every: 4}");
-    m.finish();
+    const bool one_in = m.has("one_in");
+    if (one_in && m.has("every")) m.fail("one_in", "give either every or one_in, not both");
+    rc.mode = one_in ? RecomputeMode::one_in : RecomputeMode::every;
+    rc.every = static_cast<int>(m.integer(one_in ? "one_in" : "every", 0, 1, 100000));
+    m.finish();  // an unknown key first: it is named, with the closest known one
+    if (!one_in && !m.has("every")) {
+      m.fail("every", "required: {every: k} (segments of k layers) or {one_in: k} (one layer in k checkpointed)");
+    }
     return rc;
   }
   rc.mode = r.choice("recompute", rc.mode,

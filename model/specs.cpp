@@ -88,6 +88,7 @@ const char* to_string(RecomputeMode r) {
     case RecomputeMode::selective: return "selective";
     case RecomputeMode::full: return "full";
     case RecomputeMode::every: return "every";
+    case RecomputeMode::one_in: return "one_in";
   }
   return "?";
 }

@@ -30,7 +30,9 @@ enum class Norm { layernorm, rmsnorm };
 enum class Position { rope, learned, alibi };
 enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
-enum class RecomputeMode { none, selective, full, every };
+// every: Megatron's uniform segments (every layer recomputed, one input kept per k layers); one_in:
+// torchtitan's selective layer checkpointing (one layer in k checkpointed, the others keep everything).
+enum class RecomputeMode { none, selective, full, every, one_in };
 enum class OffloadTarget { none, cpu };
 // The training framework whose model-state layout, sharding and optimizer the plan follows (rules:
 // planner/framework_rules.h); it also gives the default layer code (layer_code_of).
@@ -188,6 +190,9 @@ struct TrainingSpec {
   // megatron: Transformer Engine's parallel_cross_entropy (cross_entropy_loss_fusion with
   // cross_entropy_fusion_impl "te", Megatron-Bridge's default).
   bool fused_loss = false;
+  // The norms run as one fused kernel each way that keeps its input and per-row statistics (eager code only:
+  // torchtitan's `norm_type = "fused_rmsnorm"`, a Triton RMSNorm; apex FusedRMSNorm / FusedLayerNorm).
+  bool fused_norm = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // precision fp8 only
 };
 
@@ -204,7 +209,7 @@ LayerCode layer_code_of(const TrainingSpec& t);
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;
-  int every = 0;  // layers per checkpointed segment when mode == every
+  int every = 0;  // k: layers per checkpointed segment (every), or one checkpointed layer in k (one_in)
 };
 
 // Rank placement, innermost first: ranks adjacent in the innermost dimension share a node first.

@@ -66,7 +66,19 @@ double in_flight_chunks(const ParallelSpec& p, int stage, std::int64_t m) {
 }  // namespace
 
 bool recomputes_layers(const ParallelSpec& p) {
-  return p.recompute.mode == RecomputeMode::full || p.recompute.mode == RecomputeMode::every;
+  return p.recompute.mode == RecomputeMode::full || p.recompute.mode == RecomputeMode::every ||
+         p.recompute.mode == RecomputeMode::one_in;
+}
+
+double checkpointed_layers(const ParallelSpec& p, double layers) {
+  switch (p.recompute.mode) {
+    case RecomputeMode::none:
+    case RecomputeMode::selective: return 0.0;
+    case RecomputeMode::full:
+    case RecomputeMode::every: return layers;
+    case RecomputeMode::one_in: return std::floor(layers / std::max(1, p.recompute.every));
+  }
+  return 0.0;
 }
 
 Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
@@ -76,6 +88,7 @@ Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
     case RecomputeMode::selective: return Bytes(saved_of(g.layer, l, true));
     case RecomputeMode::full:
     case RecomputeMode::every:
+    case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
       return Bytes(tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp);
   }
   return Bytes(0);
@@ -114,6 +127,14 @@ StageActivations stage_activations(const ParallelSpec& p, const ActivationInputs
       const int k = p.recompute.mode == RecomputeMode::full ? 1 : p.recompute.every;
       st.stored = chunks * std::ceil(chunk_layers / k) * a.layer_kept;
       st.recompute_working_set = std::min<double>(k, chunk_layers) * a.layer_full;
+      break;
+    }
+    case RecomputeMode::one_in: {
+      // Every k-th layer keeps its input and is rebuilt, one at a time, in its backward; the others
+      // keep everything.
+      const double checkpointed = checkpointed_layers(p, chunk_layers);
+      st.stored = chunks * (checkpointed * a.layer_kept + (chunk_layers - checkpointed) * a.layer_full);
+      st.recompute_working_set = checkpointed > 0 ? a.layer_full : 0.0;
       break;
     }
   }

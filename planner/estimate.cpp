@@ -76,7 +76,8 @@ void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
       break;
     case RecomputeMode::full:
     case RecomputeMode::every:  // one more forward of every layer (Megatron: 96 B s l h^2 (...))
-      recompute = seqs * s.model.layers * flops_of(g.layer, false);
+    case RecomputeMode::one_in:  // of every k-th layer
+      recompute = seqs * checkpointed_layers(s.parallel, s.model.layers) * flops_of(g.layer, false);
       break;
   }
   e.flops.model_per_step = Flop(model);

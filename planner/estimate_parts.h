@@ -92,7 +92,12 @@ struct StageActivations {
 StageActivations stage_activations(const ParallelSpec& p, const ActivationInputs& a, int stage, int layers,
                                    std::int64_t micro_batches);
 
-bool recomputes_layers(const ParallelSpec& p);  // full or every-k layer recompute
+bool recomputes_layers(const ParallelSpec& p);  // full, every-k or one-in-k layer recompute
+// How many of `layers` are checkpointed and run their forward again in the backward: all of them under
+// full and every-k recompute; under one-in-k (torchtitan's selective layer AC, `_count % k == 0` in
+// torchtitan/parallelisms/parallelize_llama.py checkpoint_wrapper) every k-th, floor(layers / k); none
+// otherwise (selective recompute repeats the attention core only).
+double checkpointed_layers(const ParallelSpec& p, double layers);
 
 // ---- one stage (stage_memory.cpp) ----
 

@@ -164,9 +164,10 @@ void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelS
   // Memory passes of the eager code relative to the op's minimal traffic (read input, write output in
   // the training dtype), counted from the torch ops of the modules named above.
   r.eager_kernels = true;
-  if (m.norm == Norm::rmsnorm) {
+  if (m.norm == Norm::rmsnorm && !t.fused_norm) {
     // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
     // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
+    // A fused norm (training.fused_norm) keeps the defaults: one kernel, one pass, each way.
     r.norm_passes = t.autocast ? 3.5 : 9.0;
     r.norm_kernels = 6;
   }
@@ -331,11 +332,13 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   // Llama-style code has q_proj/k_proj/v_proj and gate_proj/up_proj; GPT-2 one c_attn and one c_fc.
   r.separate_qkv = t.autocast && m.position != Position::learned;
   r.separate_gate_up = t.autocast && swiglu;
-  if (m.norm == Norm::rmsnorm) {
+  if (m.norm == Norm::rmsnorm && !t.fused_norm) {
     // hidden_states.to(float32) (kept by pow and mul) + weight * normalized (kept by the weight's mul):
     // fp32 under autocast, the training dtype otherwise.
     r.norm = 4.0 + (t.autocast ? 4.0 : bpv);
   } else {
+    // A fused RMSNorm keeps its input and the per-row rstd like native_layer_norm (torchtitan
+    // torchtitan/models/norms.py, TritonFusedRMSNorm.forward: ctx.save_for_backward(x, weight, rstd)).
     r.norm = r.residual;  // native_layer_norm keeps its input (and per-row mean/rstd)
   }
   r.gemm_input = t.autocast ? lo : bpv;

@@ -55,8 +55,9 @@ void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInput
                                        double& activations, double& buffers, double& gradients) {
   const RecomputeMode mode = s.parallel.recompute.mode;
   // Autocast's cached 16-bit weights are kept for backward by the GEMMs that used them, unless the
-  // layers are recomputed (then only until the autocast region ends with the forward pass).
-  const bool copies_kept = mode == RecomputeMode::none || mode == RecomputeMode::selective;
+  // layers are recomputed (then only until the autocast region ends with the forward pass; one-in-k
+  // recompute leaves the other layers keeping theirs).
+  const bool copies_kept = mode == RecomputeMode::none || mode == RecomputeMode::selective || mode == RecomputeMode::one_in;
   const double loss_fwd = activations + copies + (last ? in.activations.head_work_forward : 0.0);
   const double loss_bwd = activations + (copies_kept ? copies : 0.0) + (last ? in.activations.head_work_backward : 0.0);
   const double recompute_peak = activations + buffers;

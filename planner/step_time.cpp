@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "comm_time.h"
+#include "estimate_parts.h"
 #include "framework_rules.h"
 #include "op_times.h"
 #include "overlap_contention.h"
@@ -57,9 +58,13 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     case RecomputeMode::selective: w.recompute_layer = w.layer.attention_core_fwd; break;
     case RecomputeMode::full:
     case RecomputeMode::every:
-      w.recompute_layer = w.layer.fwd;
-      w.recompute_comm = w.tp_layer_f + w.cp_layer_f + w.ep_layer_f;
+    case RecomputeMode::one_in: {
+      // Per layer on average: one in k layers runs its forward again under one-in-k.
+      const double share = checkpointed_layers(p, s.model.layers) / std::max(1, s.model.layers);
+      w.recompute_layer = share * w.layer.fwd;
+      w.recompute_comm = share * (w.tp_layer_f + w.cp_layer_f + w.ep_layer_f);
       break;
+    }
   }
   w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
   return w;

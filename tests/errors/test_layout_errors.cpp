@@ -232,6 +232,23 @@ TEST(LayoutErrors, ActivationOffloadNeedsLayerRecompute) {
   EXPECT_TRUE(fails_at(y.str(), "cpu}", 0, "parallel.offload.activations", {"recompute: full or every"}));
 }
 
+// parallel.recompute as a mapping takes exactly one of every (segments of k layers) and one_in (one layer
+// in k checkpointed), k at least 1; one_in keeps the other layers' activations on the GPU, so offloading
+// them is refused like with no layer recompute.
+TEST(LayoutErrors, RecomputeMappingTakesEveryOrOneIn) {
+  Yaml y;
+  y.parallel = "{recompute: {every: 2, one_in: 2}}";
+  EXPECT_TRUE(fails_at(y.str(), "one_in: 2", 8, "parallel.recompute.one_in", {"either every or one_in"}));
+  y.parallel = "{recompute: {one_in: 0}}";
+  EXPECT_TRUE(fails_at(y.str(), "0}", 0, "parallel.recompute.one_in", {}));
+  y.parallel = "{recompute: {once_in: 2}}";
+  EXPECT_TRUE(errtest::fails_with(y.str(), {"test.yaml:5:", "parallel.recompute", "one_in"}));
+  y.parallel = "{recompute: {}}";
+  EXPECT_TRUE(errtest::fails_with(y.str(), {"test.yaml:5:", "parallel.recompute.every", "{one_in: k}"}));
+  y.parallel = "{recompute: {one_in: 2}, zero: 3, offload: {activations: cpu}}";
+  EXPECT_TRUE(fails_at(y.str(), "cpu}", 0, "parallel.offload.activations", {"recompute: full or every"}));
+}
+
 TEST(LayoutErrors, ActivationOffloadTargetIsNoneOrCpu) {
   Yaml y;
   y.parallel = "{recompute: full, zero: 3, offload: {activations: gpu}}";

@@ -13,6 +13,8 @@
 #include <cmath>
 
 #include "estimate.h"
+#include "hardware_profile.h"
+#include "step_time.h"
 #include "tests/op_lookup.h"
 #include "tests/test_support.h"
 
@@ -185,6 +187,44 @@ TEST(Activations, SwigluKeepsGateAndUpUnderMegatronAndThreeTensorsEager) {
   };
   EXPECT_DOUBLE_EQ(activation_saved("megatron"), 1024.0 * 2 * 11008 * 2);
   EXPECT_DOUBLE_EQ(activation_saved("pytorch"), 1024.0 * 3 * 11008 * 2);
+}
+
+// One-in-k layer recompute (`parallel.recompute: {one_in: k}`): torchtitan's selective layer activation
+// checkpointing, which wraps every k-th transformer block in a full checkpoint and leaves the others alone
+// (torchtitan/parallelisms/parallelize_llama.py, checkpoint_wrapper: `_count % every_x_layer == 0`).
+// Oracle: hand computation from the per-layer quantities of Korthikanti Table 2 (above).
+Scenario with_recompute(const std::string& recompute) {
+  return test::scenario(kGpt22b, {"parallel.tp=1", "parallel.pp=1", "parallel.recompute=" + recompute});
+}
+
+TEST(OneInRecompute, KeepsEveryKthLayerInputAndTheOthersWhole) {
+  const Scenario s = with_recompute("{one_in: 4}");
+  const OpGraph g = build_op_graph(s.model, 2048, Precision::fp16, false);
+  const double sbh = 2048.0 * 6144.0;
+  const double full_layer = sbh * (34 + 5 * 64 * 2048.0 / 6144.0);  // Korthikanti Table 2, no parallelism
+  // Embedding dropout mask (1 B), final norm input, output-layer input (2 B each), fp32 logits.
+  const double head_and_embedding = sbh * (1 + 2 + 2) + 2048.0 * 51200.0 * 4.0;
+  const Estimate e = estimate(s, g);
+  // 48 layers: 12 checkpointed (2sbh each), 36 keep everything; one layer is rebuilt at a time.
+  EXPECT_DOUBLE_EQ(e.memory.activations.value, 12 * 2 * sbh + 36 * full_layer + head_and_embedding);
+  EXPECT_DOUBLE_EQ(e.memory.buffers.value, full_layer);
+}
+
+TEST(OneInRecompute, RepeatsTheForwardOfOneLayerInK) {
+  const Scenario full = with_recompute("full"), one_in = with_recompute("{one_in: 4}"), none = with_recompute("none");
+  const Estimate ef = estimate(full), e4 = estimate(one_in), e0 = estimate(none);
+  // FLOPs: 12 of the 48 layer forwards run again, a quarter of full recompute's; model FLOPs unchanged.
+  EXPECT_DOUBLE_EQ(e4.flops.recompute_per_step.value, ef.flops.recompute_per_step.value * 12.0 / 48.0);
+  EXPECT_DOUBLE_EQ(e4.flops.model_per_step.value, e0.flops.model_per_step.value);
+  // Time: a quarter of full recompute's repeated forward; k = 1 is full recompute.
+  const StepTime tf = step_time(full, build_op_graph(full.model, full.training, 1), ef, profile_for(full));
+  const StepTime t4 = step_time(one_in, build_op_graph(one_in.model, one_in.training, 1), e4, profile_for(one_in));
+  ASSERT_GT(tf.recompute.value, 0.0);
+  EXPECT_NEAR(t4.recompute.value, tf.recompute.value / 4.0, 1e-12);
+  const Scenario one = with_recompute("{one_in: 1}");
+  EXPECT_DOUBLE_EQ(estimate(one).memory.activations.value, ef.memory.activations.value);
+  // k above the layer count checkpoints nothing: the memory of no recompute.
+  EXPECT_DOUBLE_EQ(estimate(with_recompute("{one_in: 64}")).memory.activations.value, e0.memory.activations.value);
 }
 
 }  // namespace

@@ -69,6 +69,26 @@ TEST(FrameworkRules, MegatronRotatesQueryAndKeyInOneFusedPass) {
   EXPECT_DOUBLE_EQ(rope->saved_bytes, 0.0);
 }
 
+TEST(FrameworkRules, FusedNormKeepsItsInputOnlyAndMakesOnePass) {
+  // torchtitan's Triton RMSNorm saves x, weight and the per-row rstd (torchtitan/models/norms.py,
+  // TritonFusedRMSNorm.forward); the eager RMSNorm keeps the fp32 upcast (4 B) and the bf16 normalized
+  // output (2 B). llama2-7b, s = 1024, bf16: 1024 x 4096 elements per norm; rstd is one fp32 per row.
+  const Scenario eager = test::scenario(kBase, {"training.framework=fsdp"});
+  const Scenario fused = test::scenario(kBase, {"training.framework=fsdp", "training.fused_norm=true"});
+  const OpGraph ge = build_op_graph(eager.model, eager.training, 1), gf = build_op_graph(fused.model, fused.training, 1);
+  const Op* ne = test::find_layer_op(ge, "attention_norm");
+  const Op* nf = test::find_layer_op(gf, "attention_norm");
+  ASSERT_NE(ne, nullptr);
+  ASSERT_NE(nf, nullptr);
+  EXPECT_NEAR(ne->saved_bytes, 1024.0 * 4096 * 6, 1024.0 * 8);
+  EXPECT_NEAR(nf->saved_bytes, 1024.0 * 4096 * 2, 1024.0 * 8);
+  EXPECT_DOUBLE_EQ(ne->passes, 9.0);
+  EXPECT_DOUBLE_EQ(nf->passes, 1.0);
+  EXPECT_DOUBLE_EQ(nf->kernels, 1.0);
+  // A setting of eager code: refused with Megatron's fused layer code.
+  EXPECT_THROW(test::scenario(kBase, {"training.fused_norm=true"}), InputError);
+}
+
 TEST(FrameworkRules, AutocastIsATorchSetting) {
   EXPECT_THROW(test::scenario(kBase, {"training.autocast=true"}), InputError);  // megatron
   EXPECT_THROW(test::scenario(kBase, {"training.framework=deepspeed", "training.compile=true"}), InputError);
