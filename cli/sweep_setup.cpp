@@ -51,6 +51,7 @@ std::string recompute_label(const SweepPoint& p) {
     case RecomputeMode::none: return "none";
     case RecomputeMode::selective: return "sel";
     case RecomputeMode::full: return "full";
+    case RecomputeMode::selective_op: return "sel_op";
     case RecomputeMode::every: return "every" + std::to_string(p.recompute_every);
     case RecomputeMode::one_in: return "one_in" + std::to_string(p.recompute_every);
   }

@@ -247,6 +247,20 @@ void check_experts(const Scenario& s, Collector& c) {
   }
 }
 
+// torchtitan's op-level selective checkpointing counts the aten.mm calls of an eager dense block
+// (planner/selective_op.h).
+void check_selective_op(const Scenario& s, Collector& c) {
+  if (s.parallel.recompute.mode != RecomputeMode::selective_op) return;
+  if (layer_code_of(s.training) != LayerCode::eager) {
+    c.add("parallel.recompute", "training.layer_code",
+          "selective_op is torchtitan's policy for eager layer code; fused layer code recomputes with selective, "
+          "full or every");
+  } else if (s.model.moe.enabled()) {
+    c.add("parallel.recompute", "model.moe",
+          "selective_op is modelled for dense layers only: an MoE block's grouped expert GEMMs are not aten.mm calls");
+  }
+}
+
 // Sharding and offload.
 void check_sharding_and_offload(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
@@ -268,6 +282,7 @@ void check_sharding_and_offload(const Scenario& s, Collector& c) {
     c.add(p.recompute.mode == RecomputeMode::every ? "parallel.recompute.every" : "parallel.recompute.one_in", "",
           "must be at least 1 layer");
   }
+  check_selective_op(s, c);
 }
 
 // Hardware support of the precision.

@@ -185,7 +185,7 @@ Recompute read_recompute(MapReader& r) {
   }
   rc.mode = r.choice("recompute", rc.mode,
                      {{"none", RecomputeMode::none}, {"selective", RecomputeMode::selective},
-                      {"full", RecomputeMode::full}});
+                      {"full", RecomputeMode::full}, {"selective_op", RecomputeMode::selective_op}});
   return rc;
 }
 

@@ -87,6 +87,7 @@ const char* to_string(RecomputeMode r) {
     case RecomputeMode::none: return "none";
     case RecomputeMode::selective: return "selective";
     case RecomputeMode::full: return "full";
+    case RecomputeMode::selective_op: return "selective_op";
     case RecomputeMode::every: return "every";
     case RecomputeMode::one_in: return "one_in";
   }

@@ -32,7 +32,8 @@ enum class Optimizer { sgd, momentum, adam, adamw, adafactor, adam8bit, lion };
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
 // every: Megatron's uniform segments (every layer recomputed, one input kept per k layers); one_in:
 // torchtitan's selective layer checkpointing (one layer in k checkpointed, the others keep everything).
-enum class RecomputeMode { none, selective, full, every, one_in };
+// selective: Megatron's attention-core recompute; selective_op: torchtitan's op-level policy (planner/selective_op.h).
+enum class RecomputeMode { none, selective, full, selective_op, every, one_in };
 enum class OffloadTarget { none, cpu };
 // The training framework whose model-state layout, sharding and optimizer the plan follows (rules:
 // planner/framework_rules.h); it also gives the default layer code (layer_code_of).

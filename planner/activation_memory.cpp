@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "estimate_parts.h"
+#include "selective_op.h"
 
 namespace tp {
 namespace {
@@ -73,7 +74,8 @@ bool recomputes_layers(const ParallelSpec& p) {
 double checkpointed_layers(const ParallelSpec& p, double layers) {
   switch (p.recompute.mode) {
     case RecomputeMode::none:
-    case RecomputeMode::selective: return 0.0;
+    case RecomputeMode::selective:
+    case RecomputeMode::selective_op: return 0.0;
     case RecomputeMode::full:
     case RecomputeMode::every: return layers;
     case RecomputeMode::one_in: return std::floor(layers / std::max(1, p.recompute.every));
@@ -86,6 +88,7 @@ Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
   switch (s.parallel.recompute.mode) {
     case RecomputeMode::none: return Bytes(saved_of(g.layer, l, false));
     case RecomputeMode::selective: return Bytes(saved_of(g.layer, l, true));
+    case RecomputeMode::selective_op: return Bytes(saved_of(selective_op_checkpoint(s, g).kept, l, false));
     case RecomputeMode::full:
     case RecomputeMode::every:
     case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
@@ -121,6 +124,10 @@ StageActivations stage_activations(const ParallelSpec& p, const ActivationInputs
     case RecomputeMode::selective:
       st.stored = chunks * chunk_layers * a.layer_kept;
       st.recompute_working_set = a.layer_scores;
+      break;
+    case RecomputeMode::selective_op:  // the kept outputs; one layer's saved tensors rebuilt at a time
+      st.stored = chunks * chunk_layers * a.layer_kept;
+      st.recompute_working_set = a.layer_full;
       break;
     case RecomputeMode::full:
     case RecomputeMode::every: {

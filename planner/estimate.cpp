@@ -7,6 +7,7 @@
 
 #include "estimate_parts.h"
 #include "format_units.h"
+#include "selective_op.h"
 
 namespace tp {
 namespace {
@@ -73,6 +74,9 @@ void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
         if (op.kind == OpKind::attention_core) recompute += op.fwd_flops;
       }
       recompute *= seqs * s.model.layers;
+      break;
+    case RecomputeMode::selective_op:  // the GEMM calls whose outputs were not kept (planner/selective_op.h)
+      recompute = seqs * s.model.layers * flops_of(selective_op_checkpoint(s, g).rerun, false);
       break;
     case RecomputeMode::full:
     case RecomputeMode::every:  // one more forward of every layer (Megatron: 96 B s l h^2 (...))

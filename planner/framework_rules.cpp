@@ -330,8 +330,10 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.residual = t.autocast ? 4.0 : bpv;
   // Separate modules reading one input matter only under autocast, where each casts its own copy:
   // Llama-style code has q_proj/k_proj/v_proj and gate_proj/up_proj; GPT-2 one c_attn and one c_fc.
-  r.separate_qkv = t.autocast && m.position != Position::learned;
-  r.separate_gate_up = t.autocast && swiglu;
+  r.separate_qkv_modules = m.position != Position::learned;
+  r.separate_gate_up_modules = swiglu;
+  r.separate_qkv = t.autocast && r.separate_qkv_modules;
+  r.separate_gate_up = t.autocast && r.separate_gate_up_modules;
   if (m.norm == Norm::rmsnorm && !t.fused_norm) {
     // hidden_states.to(float32) (kept by pow and mul) + weight * normalized (kept by the weight's mul):
     // fp32 under autocast, the training dtype otherwise.

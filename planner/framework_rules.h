@@ -163,8 +163,11 @@ struct SavedTensorRules {
   double residual = 2;       // dtype of the residual stream (fp32 under autocast: fp32 embeddings)
   double norm = 2;           // per element of a norm's input (input, plus the fp32/normalized copies eager code keeps)
   double gemm_input = 2;     // per element of the input of a GEMM after a norm, per reading module
-  bool separate_qkv = false;  // q, k and v are separate Linear modules (each casts its input under autocast)
-  bool separate_gate_up = false;  // SwiGLU gate and up are separate Linear modules
+  // The eager model's modules: Llama-style code runs q_proj, k_proj and v_proj (rotary models) and gate_proj
+  // and up_proj (SwiGLU) as separate Linear modules, GPT-2 one c_attn and one c_fc.
+  bool separate_qkv_modules = false, separate_gate_up_modules = false;
+  bool separate_qkv = false;  // q, k and v are separate modules that each cast their input (autocast)
+  bool separate_gate_up = false;  // the same for SwiGLU's gate and up
   double activation = 2;     // per element of an fc1-output-wide tensor, the activation's own saved tensors
                              // (multiplied by the activation's width, see op_graph.cpp)
   double fc2_input = 2;      // per element of the second MLP GEMM's input

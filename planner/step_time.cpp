@@ -8,6 +8,7 @@
 #include "framework_rules.h"
 #include "op_times.h"
 #include "overlap_contention.h"
+#include "selective_op.h"
 #include "step_time_parts.h"
 #include "sustained_clock.h"
 #include "tp_overlap.h"
@@ -56,6 +57,13 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   switch (p.recompute.mode) {
     case RecomputeMode::none: break;
     case RecomputeMode::selective: w.recompute_layer = w.layer.attention_core_fwd; break;
+    case RecomputeMode::selective_op: {  // what torchtitan's op-level policy runs again (planner/selective_op.h)
+      const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
+      const OpTimes t = time_ops(rerun, c);
+      w.recompute_layer = t.fwd;
+      w.recompute_comm = layer_comm(rerun, cl, t, p.overlap_tp_comm).forward();
+      break;
+    }
     case RecomputeMode::full:
     case RecomputeMode::every:
     case RecomputeMode::one_in: {

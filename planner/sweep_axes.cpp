@@ -50,13 +50,13 @@ Setter recompute_setter(const Axis& a, const std::string& v) {
     const size_t close = v.find('}');
     const bool one_in = v.find("one_in") != std::string::npos;
     if ((!one_in && v.find("every") == std::string::npos) || colon == std::string::npos || close == std::string::npos) {
-      throw InputError(a.where, a.key, "'" + v + "' is not none | selective | full | {every: k} | {one_in: k}");
+      throw InputError(a.where, a.key, "'" + v + "' is not none | selective | full | selective_op | {every: k} | {one_in: k}");
     }
     std::string k = v.substr(colon + 1, close - colon - 1);
     k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
     rc = {one_in ? RecomputeMode::one_in : RecomputeMode::every, static_cast<int>(parse_int(a, k, 1))};
   } else {
-    rc.mode = parse_named<RecomputeMode>(a, v, 3);  // none | selective | full ({every: k}, {one_in: k} above)
+    rc.mode = parse_named<RecomputeMode>(a, v, 4);  // none | selective | full | selective_op ({every: k}, {one_in: k} above)
   }
   return [rc](Scenario& s) { s.parallel.recompute = rc; };
 }

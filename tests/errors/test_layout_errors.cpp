@@ -249,6 +249,21 @@ TEST(LayoutErrors, RecomputeMappingTakesEveryOrOneIn) {
   EXPECT_TRUE(fails_at(y.str(), "cpu}", 0, "parallel.offload.activations", {"recompute: full or every"}));
 }
 
+// parallel.recompute: selective_op is torchtitan's policy over the aten.mm calls of an eager dense block: the
+// fused layer code (Megatron's default) and MoE layers are refused at the key, naming what to change; eager
+// dense layers load.
+TEST(LayoutErrors, SelectiveOpNeedsEagerDenseLayers) {
+  Yaml y;
+  y.parallel = "{tp: 2, pp: 2, recompute: selective_op}";
+  EXPECT_TRUE(fails_at(y.str(), "selective_op}", 0, "parallel.recompute", {"eager layer code", "training.layer_code"}));
+  y.training = "{framework: fsdp, sequence_length: 4096, global_batch: 64, micro_batch: 1}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+  y.model = "mixtral-8x7b";
+  EXPECT_TRUE(fails_at(y.str(), "selective_op}", 0, "parallel.recompute", {"dense layers only", "model.moe"}));
+  y.parallel = "{tp: 2, pp: 2, recompute: selective_ops}";
+  EXPECT_TRUE(fails_with(y.str(), {"parallel.recompute", "selective_op"}));
+}
+
 TEST(LayoutErrors, ActivationOffloadTargetIsNoneOrCpu) {
   Yaml y;
   y.parallel = "{recompute: full, zero: 3, offload: {activations: gpu}}";
