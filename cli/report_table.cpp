@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "estimate_parts.h"
 #include "format_units.h"
 #include "framework_rules.h"
 #include "report.h"
@@ -98,6 +99,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   out << ", " << to_string(p.schedule) << ", ZeRO-" << p.zero << ", sequence parallel "
       << (p.sequence_parallel && p.tp > 1 ? "on" : "off") << ", recompute " << to_string(p.recompute.mode);
   if (p.recompute.mode == RecomputeMode::every || p.recompute.mode == RecomputeMode::one_in) out << " " << p.recompute.every;
+  if (s.training.checkpoint_early_stop && recomputes_layers(p)) out << " (early stop)";
   out << "\n";
   out << "  Training    " << to_string(s.training.precision);
   if (s.training.precision == Precision::fp8) {

@@ -81,6 +81,20 @@ void read_layer_code(MapReader& r, TrainingSpec& t) {
   }
 }
 
+// training.checkpoint_early_stop, after framework and layer_code: absent, on for fsdp's eager code (torch's
+// non-reentrant checkpoint_wrapper, early stop on since torch 2.1), off elsewhere (Hugging Face's reentrant
+// default, DeepSpeed's and Megatron's own checkpoint functions). Fused code checkpoints with Megatron's own
+// function, which reruns the whole region (tensor_parallel/random.py CheckpointFunction).
+void read_checkpoint_early_stop(MapReader& r, TrainingSpec& t) {
+  const bool eager = layer_code_of(t) == LayerCode::eager;
+  t.checkpoint_early_stop = r.boolean("checkpoint_early_stop", eager && t.framework == Framework::fsdp);
+  if (t.checkpoint_early_stop && !eager) {
+    r.fail("checkpoint_early_stop", "is torch.utils.checkpoint's early stop (use_reentrant=False); the fused layer "
+                                    "code checkpoints with Megatron's own function, which reruns the whole region "
+                                    "(use layer_code: eager)");
+  }
+}
+
 }  // namespace
 
 TrainingSpec read_training(MapReader& r) {
@@ -120,6 +134,7 @@ TrainingSpec read_training(MapReader& r) {
     r.fail("compile", std::string("is a torch.compile setting; ") + to_string(t.framework) + " does not use it");
   }
   read_layer_code(r, t);
+  read_checkpoint_early_stop(r, t);
   read_loss_and_fp8_recipe(r, t);
   // Plain PyTorch keeps no master copy: a model cast to 16 bits trains in 16 bits, and under autocast
   // the fp32 parameters are the master (PyTorch AMP docs, "Automatic Mixed Precision").

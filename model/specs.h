@@ -194,6 +194,10 @@ struct TrainingSpec {
   // The norms run as one fused kernel each way that keeps its input and per-row statistics (eager code only:
   // torchtitan's `norm_type = "fused_rmsnorm"`, a Triton RMSNorm; apex FusedRMSNorm / FusedLayerNorm).
   bool fused_norm = false;
+  // A checkpointed region's recompute stops once every tensor its forward saved is saved again: torch >= 2.1's
+  // non-reentrant torch.utils.checkpoint (use_reentrant=False, checkpoint_wrapper NO_REENTRANT), early stop on
+  // by default. Default: on for fsdp with eager layer code, off elsewhere (docs/model.md §6, "Early stop").
+  bool checkpoint_early_stop = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // precision fp8 only
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "early_stop.h"
 #include "estimate_parts.h"
 #include "format_units.h"
 #include "selective_op.h"
@@ -80,9 +81,12 @@ void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
       break;
     case RecomputeMode::full:
     case RecomputeMode::every:  // one more forward of every layer (Megatron: 96 B s l h^2 (...))
-    case RecomputeMode::one_in:  // of every k-th layer
-      recompute = seqs * checkpointed_layers(s.parallel, s.model.layers) * flops_of(g.layer, false);
+    case RecomputeMode::one_in: {  // of every k-th layer; each region's last up to the early stop (early_stop.h)
+      const LayerRecompute r = layer_recompute(s);
+      const double stopped = r.stopped > 0 ? r.stopped * flops_of(early_stop_rerun(g.layer), false) : 0.0;
+      recompute = seqs * s.model.layers * (r.whole * flops_of(g.layer, false) + stopped);
       break;
+    }
   }
   e.flops.model_per_step = Flop(model);
   e.flops.recompute_per_step = Flop(recompute);

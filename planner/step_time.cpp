@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "comm_time.h"
+#include "early_stop.h"
 #include "estimate_parts.h"
 #include "framework_rules.h"
 #include "op_times.h"
@@ -67,10 +68,17 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     case RecomputeMode::full:
     case RecomputeMode::every:
     case RecomputeMode::one_in: {
-      // Per layer on average: one in k layers runs its forward again under one-in-k.
-      const double share = checkpointed_layers(p, s.model.layers) / std::max(1, s.model.layers);
-      w.recompute_layer = share * w.layer.fwd;
-      w.recompute_comm = share * (w.tp_layer_f + w.cp_layer_f + w.ep_layer_f);
+      // Per layer on average: one in k layers runs its forward again under one-in-k, and with the early stop
+      // each checkpointed region's last layer only up to its last save (early_stop.h).
+      const LayerRecompute r = layer_recompute(s);
+      w.recompute_layer = r.whole * w.layer.fwd;
+      w.recompute_comm = r.whole * (w.tp_layer_f + w.cp_layer_f + w.ep_layer_f);
+      if (r.stopped > 0) {
+        const std::vector<Op> rerun = early_stop_rerun(g.layer);
+        const OpTimes t = time_ops(rerun, c);
+        w.recompute_layer += r.stopped * t.fwd;
+        w.recompute_comm += r.stopped * layer_comm(rerun, cl, t, p.overlap_tp_comm).forward();
+      }
       break;
     }
   }

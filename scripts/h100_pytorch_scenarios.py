@@ -41,6 +41,10 @@ def main():
                     "micro_batch": c["micro_batch"], "global_batch": c["micro_batch"], "optimizer": "adamw",
                     "optimizer_kernel": "fused",  # the file's method: AdamW(fused=True)
                     "flash_attention": True}
+        if c["grad_ckpt"]:
+            # train_ref.py: gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            # on torch 2.11: torch.utils.checkpoint's early stop (on by default since torch 2.1)
+            training["checkpoint_early_stop"] = True
         parallel = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "full" if c["grad_ckpt"] else "none"}
         text = ["# %s: %s (h100-pytorch-steps.json)" % (c["name"], c["mode"]),
                 "name: h100 pytorch %s" % c["name"], "model: " + flow(model_of(c["config"])),

@@ -86,7 +86,39 @@ def fsdp_setup(run, tr, par, notes):
         fsdp_blog_setup(run, tr, par, notes)
     if fam == "llmfoundry":
         llmfoundry_setup(run, tr, notes)
+    if par["recompute"] != "none":
+        early_stop, why = checkpoint_early_stop_of(run)
+        if not early_stop:
+            tr["checkpoint_early_stop"] = False
+        notes.append("checkpoint_early_stop %s: %s" % ("true" if early_stop else "false", why))
     return tr
+
+
+def checkpoint_early_stop_of(run):
+    """(early stop, reason) of an FSDP run that checkpoints its blocks. torch >= 2.1's non-reentrant checkpoint
+    stops each block's recompute at its last saved tensor (torch/utils/checkpoint.py set_checkpoint_early_stop,
+    on by default); torch <= 2.0 and the reentrant checkpoint rerun the whole block."""
+    fam = family(run)
+    if fam == "pytorch-fsdp-blog":
+        return False, ("PyTorch 1.11/1.12 (2022): torch's checkpoint_wrapper reruns the whole block (the early stop "
+                       "came with torch 2.1)")
+    if fam == "llmfoundry":
+        date = str(run["framework"].get("date"))
+        if "fp8" in str(run["precision"]):
+            return False, ("FP8 runs Transformer Engine layers, for which llm-foundry's train.py turns "
+                           "activation_checkpointing_reentrant on (te.Linear does not support the non-reentrant one)")
+        if "#838" in date:
+            return True, ("PR #838 tree: setup.py torch>=2.1,<2.1.1 and the mpt yamls' activation_checkpointing_"
+                          "reentrant: false (Composer's checkpoint_wrapper NO_REENTRANT): torch 2.1's early stop")
+        if "#543" in date:
+            return True, ("the runs behind the 2023 H100 table (h100new.md, tests/data/llmfoundry-h100new.md) ran "
+                          "mosaicml/pytorch:2.1.0_cu121-nightly20230827, after torch's early stop became the "
+                          "default (pytorch PR #96866, 2023-03), with the yamls' activation_checkpointing_reentrant: false")
+        return False, ("A100 tables of 2023-05: torch 1.13 (submit_benchmarks.py --image default mosaicml/pytorch:"
+                       "1.13.1; the README: 'Update tables with torch 2.0 after next Composer release'), whose "
+                       "non-reentrant checkpoint reruns the whole block")
+    return True, ("the framework's default: torch's non-reentrant checkpoint_wrapper (CheckpointImpl.NO_REENTRANT), "
+                  "early stop on by default since torch 2.1")
 
 
 def fsdp_blog_setup(run, tr, par, notes):

@@ -123,10 +123,12 @@ TEST(SeqSweepValidation, NamingTheTritonKernelPredictsTheHeldOutSweepBetter) {
                 100 * sum_triton[k] / n, 100 * sum_flash[k] / n);
   }
   // The rule's claim over the sweep (2026-11-24, with the fused loss timed as its Triton kernel: 10.2 %
-  // against 17.5 %; A100 9.3 against 21.2 %, H100 11.0 against 14.2 %, docs/model.md §20).
+  // against 17.5 %; A100 9.3 against 21.2 %, H100 11.0 against 14.2 %, docs/model.md §20; since the sweep's
+  // checkpointed rows stop their recompute early, as its torch 2.1 nightly image does (fsdp's default
+  // training.checkpoint_early_stop, docs/model.md §6): 9.4 against 18.1 %, A100 8.2 / 21.9 %, H100 10.4 / 14.9 %).
   EXPECT_LT(sum_triton["all"], sum_flash["all"]);
   // Regression guard at today's level, not a goal.
-  EXPECT_LE(sum_triton["all"] / count["all"], 0.11);
+  EXPECT_LE(sum_triton["all"] / count["all"], 0.10);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#include "early_stop.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimate_parts.h"
+
+namespace tp {
+namespace {
+
+// Checkpointed regions of `layers` layers: full: every layer, {every: k}: ceil(layers / k) segments,
+// {one_in: k}: floor(layers / k) layers; 0 for the modes that do not rerun layers.
+double checkpointed_regions(const ParallelSpec& p, double layers) {
+  const double k = std::max(1, p.recompute.every);
+  switch (p.recompute.mode) {
+    case RecomputeMode::full: return layers;
+    case RecomputeMode::every: return std::ceil(layers / k);
+    case RecomputeMode::one_in: return std::floor(layers / k);
+    case RecomputeMode::none:
+    case RecomputeMode::selective:
+    case RecomputeMode::selective_op: return 0.0;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+std::size_t early_stop_index(const std::vector<Op>& layer) {
+  for (std::size_t i = layer.size(); i-- > 0;) {
+    const Op& op = layer[i];
+    if (op.kind == OpKind::collective || op.saved_bytes <= 0) continue;
+    return op.kind == OpKind::gemm ? i : i + 1;
+  }
+  return 0;
+}
+
+std::vector<Op> early_stop_rerun(const std::vector<Op>& layer) {
+  return std::vector<Op>(layer.begin(), layer.begin() + static_cast<std::ptrdiff_t>(early_stop_index(layer)));
+}
+
+LayerRecompute layer_recompute(const Scenario& s) {
+  const double layers = std::max(1, s.model.layers);
+  const double rerun = checkpointed_layers(s.parallel, layers) / layers;
+  const double stopped = s.training.checkpoint_early_stop ? checkpointed_regions(s.parallel, layers) / layers : 0.0;
+  return {rerun - stopped, stopped};
+}
+
+}  // namespace tp
