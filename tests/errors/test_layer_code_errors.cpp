@@ -1,5 +1,5 @@
 // training.layer_code (docs/scenario-reference.md): `fused` or `eager`, absent = the framework's. Unknown
-// values and settings the fused layer code cannot run (torch.autocast, torch.compile: eager PyTorch settings;
+// values and settings the fused layer code cannot run (torch.autocast, torch.compile, torch.utils.checkpoint's early stop: eager PyTorch settings;
 // fused_loss in fp16: Transformer Engine's cross-entropy takes bf16 or fp32 logits) are InputErrors at the
 // key, naming the other field. The base scenario is error_test_support.h's (megatron, bf16).
 #include <gtest/gtest.h>
@@ -43,6 +43,18 @@ TEST(LayerCodeErrors, CompileIsRefusedWithFusedCode) {
   y.training = kTraining + "framework: fsdp, compile: true, layer_code: fused}";
   EXPECT_TRUE(fails_at(y.str(), "fused}", 0, "training.layer_code", {"training.compile"}));
   y.training = kTraining + "framework: fsdp, compile: true, layer_code: eager}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
+// torch.utils.checkpoint's early stop is a setting of eager code: Megatron's own checkpoint function (fused
+// code) reruns the whole region. A value that is not a bool is an error at the key too.
+TEST(LayerCodeErrors, CheckpointEarlyStopIsRefusedWithFusedCode) {
+  Yaml y;
+  y.training = kTraining + "framework: fsdp, layer_code: fused, checkpoint_early_stop: true}";
+  EXPECT_TRUE(fails_at(y.str(), "true}", 0, "training.checkpoint_early_stop", {"Megatron's own function"}));
+  y.training = kTraining + "framework: fsdp, checkpoint_early_stop: sometimes}";
+  EXPECT_TRUE(fails_at(y.str(), "sometimes}", 0, "training.checkpoint_early_stop", {}));
+  y.training = kTraining + "framework: megatron, layer_code: eager, checkpoint_early_stop: true}";
   EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
 }
 

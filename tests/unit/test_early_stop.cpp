@@ -95,16 +95,5 @@ TEST(EarlyStop, DefaultByFramework) {
   EXPECT_TRUE(early_stop("pytorch, checkpoint_early_stop: true"));
 }
 
-TEST(EarlyStop, FusedLayerCodeRefusesIt) {
-  try {
-    test::scenario("model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\n"
-                   "training: {framework: megatron, sequence_length: 2048, global_batch: 8, checkpoint_early_stop: true}\n"
-                   "parallel: {dp: 8}\n");
-    FAIL() << "fused layer code accepted checkpoint_early_stop: true";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("training.checkpoint_early_stop"), std::string::npos) << e.what();
-  }
-}
-
 }  // namespace
 }  // namespace tp
