@@ -1,7 +1,8 @@
 // training.layer_code (docs/scenario-reference.md): `fused` or `eager`, absent = the framework's. Unknown
-// values and settings the fused layer code cannot run (torch.autocast, torch.compile, torch.utils.checkpoint's early stop: eager PyTorch settings;
-// fused_loss in fp16: Transformer Engine's cross-entropy takes bf16 or fp32 logits) are InputErrors at the
-// key, naming the other field. The base scenario is error_test_support.h's (megatron, bf16).
+// values and settings the fused layer code cannot run (torch.autocast, torch.compile and torch.utils.checkpoint's
+// early stop: eager PyTorch settings; fused_loss in fp16: Transformer Engine's cross-entropy takes bf16 or fp32
+// logits) are InputErrors at the key, naming the other field. The base scenario is error_test_support.h's
+// (megatron, bf16).
 #include <gtest/gtest.h>
 
 #include <string>
