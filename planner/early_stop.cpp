@@ -8,19 +8,11 @@
 namespace tp {
 namespace {
 
-// Checkpointed regions of `layers` layers: full: every layer, {every: k}: ceil(layers / k) segments,
-// {one_in: k}: floor(layers / k) layers; 0 for the modes that do not rerun layers.
+// Checkpointed regions of `layers` layers: one per checkpointed layer (full, {one_in: k}), except that
+// {every: k} checkpoints ceil(layers / k) segments of k layers.
 double checkpointed_regions(const ParallelSpec& p, double layers) {
-  const double k = std::max(1, p.recompute.every);
-  switch (p.recompute.mode) {
-    case RecomputeMode::full: return layers;
-    case RecomputeMode::every: return std::ceil(layers / k);
-    case RecomputeMode::one_in: return std::floor(layers / k);
-    case RecomputeMode::none:
-    case RecomputeMode::selective:
-    case RecomputeMode::selective_op: return 0.0;
-  }
-  return 0.0;
+  if (p.recompute.mode == RecomputeMode::every) return std::ceil(layers / std::max(1, p.recompute.every));
+  return checkpointed_layers(p, layers);
 }
 
 }  // namespace
