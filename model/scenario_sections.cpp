@@ -324,6 +324,17 @@ MemorySettings read_memory(MapReader& r, Framework framework) {
     r.fail("fsdp_backward_prefetch", std::string("is FSDP1's backward_prefetch; framework ") + to_string(framework) +
                                           " has no such setting (set training.framework: fsdp or remove the key)");
   }
+  m.fsdp_version = r.choice("fsdp_version", m.fsdp_version, {{"1", FsdpVersion::fsdp1}, {"2", FsdpVersion::fsdp2}});
+  if (r.has("fsdp_version") && framework != Framework::fsdp) {
+    r.fail("fsdp_version", std::string("is which FSDP the run uses; framework ") + to_string(framework) +
+                               " is not FSDP (set training.framework: fsdp or remove the key)");
+  }
+  if (r.has("fsdp_backward_prefetch") && m.fsdp_version == FsdpVersion::fsdp2 &&
+      m.fsdp_backward_prefetch != BackwardPrefetch::pre) {
+    r.fail("fsdp_backward_prefetch", "is FSDP1's backward_prefetch; FSDP2 (fsdp_version: 2, the default) always "
+                                     "prefetches the next unit's gather before the backward (pre): set fsdp_version: 1 "
+                                     "or remove the key");
+  }
   // The prefetch bucket is at least one parameter: 0 would stand for whole-layer gathers in the planner.
   m.zero3_prefetch_bucket =
       read_zero3_setting(r, "zero3_prefetch_bucket", "stage3_prefetch_bucket_size", framework, 1.0);

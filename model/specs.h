@@ -60,6 +60,11 @@ enum class FsdpUnit { layer, submodule };
 // computation (BACKWARD_POST), `none` only when the unit's own backward starts, behind the reduce-scatter
 // of the unit before on the same process group (None, PyTorch 1.11's default: "no overlap").
 enum class BackwardPrefetch { pre, post, none };
+// Which FSDP the run uses: FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel: each unit's parameters
+// in one flat parameter, gathered in place and used through views) or FSDP2 (fully_shard: per-parameter
+// sharding, the gathered flat buffer copied out into each parameter). They differ in the copies around
+// their collectives that run on the compute stream (docs/model.md §15, "FSDP's copies").
+enum class FsdpVersion { fsdp1, fsdp2 };
 // How an Adam/AdamW step runs (docs/model.md, "Optimizer step"): `fused` = one kernel over parameters,
 // gradients and both states (torch's fused=True, apex/DeepSpeed FusedAdam, Transformer Engine's);
 // `foreach` = torch's multi-tensor implementation, one kernel per torch op over all tensors (torch.optim's
@@ -291,6 +296,7 @@ struct MemorySettings {
   int zero3_prefetch_layers = 1;           // gathered layers (FSDP units) ahead of the current one (ZeRO-3)
   FsdpUnit fsdp_unit = FsdpUnit::layer;    // FSDP only: what one unit gathers
   BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::pre;  // FSDP only: FSDP1's backward_prefetch
+  FsdpVersion fsdp_version = FsdpVersion::fsdp2;  // FSDP only: FSDP1 or FSDP2 (fully_shard)
   // DeepSpeed's ZeRO-3 settings (ds_config zero_optimization.stage3_*), parameter counts; absent = the
   // framework's default (planner/framework_rules.h; resolved by zero3_settings_of in planner/framework_rules.h).
   std::optional<double> zero3_prefetch_bucket;        // stage3_prefetch_bucket_size

@@ -50,6 +50,11 @@ struct FrameworkRules {
   // The gradients are reduce-scattered after every backward, not once per step: each rank keeps only
   // its partition of the accumulated gradient (DeepSpeed issue #2252, maintainer's answer; engine.py
   // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as well").
+  // FSDP does the same unless the training loop turns the sync off: FSDP1's `no_sync()` context and FSDP2's
+  // `set_requires_gradient_sync(False)` are opt-in (torch/distributed/fsdp/fully_sharded_data_parallel.py,
+  // _fully_shard/_fully_shard.py), and holding the unsharded gradients across micro-batches costs a whole
+  // model's gradients per GPU; Composer (llm-foundry) never calls it for FSDP (trainer/dist_strategy.py
+  // ddp_sync_context: DistributedDataParallel only).
   bool reduce_every_micro_batch = false;
   // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
   // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).

@@ -7,6 +7,7 @@
 #include "early_stop.h"
 #include "estimate_parts.h"
 #include "framework_rules.h"
+#include "fsdp_copies.h"
 #include "op_times.h"
 #include "overlap_contention.h"
 #include "selective_op.h"
@@ -25,6 +26,7 @@ struct LayerWork {
   double recompute_layer = 0;  // forward work repeated in the backward pass
   double recompute_comm = 0;   // its communication (full recompute repeats the forward's collectives)
   double host_copy = 0;        // the checkpointed input's copy to (forward) or from (backward) the host
+  FsdpCopies shard_copies;     // FSDP's copies around its gathers and reduce-scatters (planner/fsdp_copies.h)
 };
 
 LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl,
@@ -83,6 +85,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     }
   }
   w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
+  w.shard_copies = fsdp_copies(s, g, hw, cl.group(CommGroup::dp).size);
   return w;
 }
 
@@ -105,9 +108,11 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
   r.stages.reserve(static_cast<size_t>(p.pp));
   for (int i = 0; i < p.pp; ++i) {
     const double L = p.layers_per_stage[static_cast<size_t>(i)];
-    double f = L * (layer.fwd + tp_layer_f + cp_layer_f + ep_layer_f + w.host_copy);
-    double bwd = L * (layer.bwd + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm + w.host_copy);
-    double compute = L * (layer.fwd + layer.bwd);
+    // FSDP's copies are compute-stream kernels: part of the compute, in the pass that runs them.
+    const double copy_f = w.shard_copies.forward, copy_b = w.shard_copies.backward;
+    double f = L * (layer.fwd + copy_f + tp_layer_f + cp_layer_f + ep_layer_f + w.host_copy);
+    double bwd = L * (layer.bwd + copy_b + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm + w.host_copy);
+    double compute = L * (layer.fwd + layer.bwd + copy_f + copy_b);
     if (i == 0) {
       f += w.emb.fwd;
       bwd += w.emb.bwd;

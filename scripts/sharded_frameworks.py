@@ -280,8 +280,27 @@ def megatron_core_interleave(run, notes):
     return vpp
 
 
+# Which FSDP each FSDP family ran (memory.fsdp_version; 2, fully_shard, is the framework's default):
+# llm-foundry through Composer (composer/trainer/dist_strategy.py prepare_fsdp_module wraps with
+# torch.distributed.fsdp.FullyShardedDataParallel), fms-fsdp (main_training_llama.py: FSDP(model, ...)) and
+# the FSDP blog's PyTorch 1.11 prototype are FSDP1; NeMo AutoModel's FSDP2Manager calls fully_shard.
+FSDP1_FAMILIES = {
+    "llmfoundry": "Composer's prepare_fsdp_module wraps with torch.distributed.fsdp.FullyShardedDataParallel",
+    "fmsfsdp": "fms-fsdp main_training_llama.py wraps with torch.distributed.fsdp.FullyShardedDataParallel",
+    "pytorch-fsdp-blog": "PyTorch 1.11's FullyShardedDataParallel (FSDP2 came in 2024)",
+}
+
+
 def memory_of(run):
     """(memory section or None, notes): the framework settings a run's recipe sets beyond the defaults."""
+    mem, notes = recipe_memory_of(run)
+    if family(run) in FSDP1_FAMILIES:
+        mem = dict(mem or {}, fsdp_version=1)
+        notes = notes + ["FSDP1: " + FSDP1_FAMILIES[family(run)] + ": fsdp_version 1"]
+    return mem, notes
+
+
+def recipe_memory_of(run):
     if family(run) == "pytorch-fsdp-blog":
         # ptd_benchmark models.py (commit ecd0d25) ShardedGPT: wrapper(Block(..., wrapper=wrap)) wraps ln1, ln2,
         # attn and each MLP Linear of a Block as its own FSDP unit inside the block's checkpoint wrapper.

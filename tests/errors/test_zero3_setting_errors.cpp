@@ -81,7 +81,9 @@ void expect_fsdp_only(const std::string& key, const std::string& value, const st
     Yaml y;
     y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
     y.extra = "memory: {" + key + ": " + value + "}\n";
-    EXPECT_TRUE(fails_at(y.str(), value, 0, "memory." + key, {std::string("framework ") + fw})) << key << " " << fw;
+    const std::string needle = key + ": " + value;  // the value where the key gives it
+    EXPECT_TRUE(fails_at(y.str(), needle, key.size() + 2, "memory." + key, {std::string("framework ") + fw}))
+        << key << " " << fw;
   }
   Yaml y;
   y.training = kFsdpTraining;
@@ -101,9 +103,31 @@ TEST(Zero3SettingErrors, FsdpUnitIsReadForFsdpAndRefusedElsewhere) {
 TEST(Zero3SettingErrors, FsdpBackwardPrefetchIsReadForFsdpAndRefusedElsewhere) {
   const auto read = [](const std::string& memory) { return test::scenario(kFsdpBase + memory).memory.fsdp_backward_prefetch; };
   EXPECT_EQ(read(""), BackwardPrefetch::pre);  // the default
-  EXPECT_EQ(read("memory: {fsdp_backward_prefetch: none}\n"), BackwardPrefetch::none);
-  EXPECT_EQ(read("memory: {fsdp_backward_prefetch: post}\n"), BackwardPrefetch::post);
+  EXPECT_EQ(read("memory: {fsdp_version: 1, fsdp_backward_prefetch: none}\n"), BackwardPrefetch::none);
+  EXPECT_EQ(read("memory: {fsdp_version: 1, fsdp_backward_prefetch: post}\n"), BackwardPrefetch::post);
+  EXPECT_EQ(read("memory: {fsdp_backward_prefetch: pre}\n"), BackwardPrefetch::pre);  // FSDP2's own way
   expect_fsdp_only("fsdp_backward_prefetch", "none", "always");
+}
+
+// FSDP2 has no backward_prefetch argument: it always prefetches before the backward (pre). Asking FSDP2
+// (the default version) for another is refused at the key, saying how to ask for FSDP1.
+TEST(Zero3SettingErrors, FsdpBackwardPrefetchOtherThanPreNeedsFsdp1) {
+  for (const char* mode : {"post", "none"}) {
+    Yaml y;
+    y.training = kFsdpTraining;
+    y.extra = std::string("memory: {fsdp_backward_prefetch: ") + mode + "}\n";
+    const std::string needle = std::string("fsdp_backward_prefetch: ") + mode;
+    EXPECT_TRUE(fails_at(y.str(), needle, needle.size() - std::string(mode).size(), "memory.fsdp_backward_prefetch",
+                         {"FSDP2", "fsdp_version: 1"}))
+        << mode;
+  }
+}
+
+TEST(Zero3SettingErrors, FsdpVersionIsReadForFsdpAndRefusedElsewhere) {
+  EXPECT_EQ(test::scenario(kFsdpBase).memory.fsdp_version, FsdpVersion::fsdp2);  // the default
+  EXPECT_EQ(test::scenario(kFsdpBase + "memory: {fsdp_version: 1}\n").memory.fsdp_version, FsdpVersion::fsdp1);
+  EXPECT_EQ(test::scenario(kFsdpBase + "memory: {fsdp_version: 2}\n").memory.fsdp_version, FsdpVersion::fsdp2);
+  expect_fsdp_only("fsdp_version", "1", "3");
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST(FsdpBackwardPrefetch, LessPrefetchNeverShortensTheStepAndLeavesMemoryAlone)
     double previous = 0, memory = -1;
     for (const char* prefetch : {"pre", "post", "none"}) {
       const Scenario s =
-          test::scenario(base + "memory: {fsdp_unit: " + unit + ", fsdp_backward_prefetch: " + prefetch + "}\n");
+          test::scenario(base + "memory: {fsdp_version: 1, fsdp_unit: " + unit + ", fsdp_backward_prefetch: " + prefetch + "}\n");
       const Plan p = make_plan(s, default_profile(s.cluster.gpu));
       EXPECT_GE(p.time.step.value, previous) << unit << " " << prefetch;
       previous = p.time.step.value;

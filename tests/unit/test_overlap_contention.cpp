@@ -43,7 +43,8 @@ TEST(OverlapContention, DataParallelAllReduceByHand) {
 }
 
 // FSDP (ZeRO-3): every micro-batch gathers the stage's weights for its forward and again for its
-// backward, and the gradients are reduce-scattered once: m x 2 x dp_gather + dp_reduce on the link.
+// backward, and reduce-scatters its gradients (FSDP syncs every backward unless told not to,
+// planner/framework_rules.h reduce_every_micro_batch): m x (2 x dp_gather + dp_reduce) on the link.
 TEST(OverlapContention, Zero3GathersTwicePerMicroBatchByHand) {
   const Plan p = plan_of(
       "model: llama3-8b\n"
@@ -53,7 +54,7 @@ TEST(OverlapContention, Zero3GathersTwicePerMicroBatchByHand) {
   const StepTime& t = p.time;
   const double m = static_cast<double>(p.estimate.micro_batches);
   ASSERT_EQ(m, 2.0);  // 128 sequences / (32 replicas x 2)
-  const double traffic = m * 2 * t.dp_gather.value + t.dp_reduce.value;
+  const double traffic = m * (2 * t.dp_gather.value + t.dp_reduce.value);
   EXPECT_NEAR(t.overlap_contention.value, 0.189 / 1.189 * (traffic - t.exposed.dp.value), 1e-12);
   EXPECT_GT(t.overlap_contention.value, 0.0);
 }

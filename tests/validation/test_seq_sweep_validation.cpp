@@ -81,7 +81,7 @@ Scenario sweep_scenario(const SweepRow& r, const char* kernel) {
     << ", micro_batch: " << r.micro_batch
     << ", optimizer: adamw, flash_attention: true, optimizer_kernel: for_loop, fused_loss: true, attention_kernel: " << kernel
     << "}\nparallel: {tp: 1, pp: 1, cp: 1, dp: " << r.gpus << ", recompute: " << (r.checkpointing ? "full" : "none")
-    << ", zero: 3}\n";
+    << ", zero: 3}\nmemory: {fsdp_version: 1}\n";  // Composer wraps with FSDP1 (scripts/sharded_frameworks.py)
   return test::scenario(y.str());
 }
 

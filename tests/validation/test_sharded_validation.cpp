@@ -40,7 +40,9 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   const double mean = sum / rows.size();
   std::printf("sharded set: mean absolute error %.2f%%, max %.2f%% over %zu runs\n", 100 * mean, 100 * worst,
               rows.size());
-  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 7.4 %, 41.0 % max (8.3 % before the FSDP runs on
+  // TARGET NOT YET MET (mean <= 5 %, max <= 12 %): today 7.6 %, 40.6 % max (7.4 %, 41.0 % before FSDP's copies
+  // around its collectives on the compute stream and its reduce-scatter after every micro-batch, docs/model.md §15
+  // "FSDP's copies": the one FSDP2 run, NeMo AutoModel's 70B, +5.0 -> +12.5 %; 8.3 % before the FSDP runs on
   // torch >= 2.1 stopped each checkpointed block's recompute at its last save, torch's non-reentrant early stop,
   // docs/model.md §6 "Early stop"; 8.6 % before DeepSpeed's blocking gradient copy; 9.0 %, 49.6 % before the PyTorch
   // FSDP blog's submodule units were freed after the recompute forward and took their benchmark's backward
@@ -58,7 +60,7 @@ TEST(ShardedValidation, PublishedShardedRuns) {
   // bounds record the level as a regression guard, not as a goal; §22 analyses the errors by class. The
   // max is the PyTorch FSDP blog's 1T run, whose source names a bottleneck no planner input describes
   // (the caching allocator near full memory, §22 item 6).
-  EXPECT_LE(mean, 0.076);
+  EXPECT_LE(mean, 0.077);
   EXPECT_LE(worst, 0.42);
 }
 

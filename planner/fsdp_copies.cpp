@@ -1,0 +1,29 @@
+#include "fsdp_copies.h"
+
+#include "framework_rules.h"
+#include "kernel_class_time.h"
+#include "zero3_modules.h"
+
+namespace tp {
+
+FsdpCopies fsdp_copies(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int sharding_ranks) {
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks <= 1) return {};
+  const Zero3Settings z = zero3_settings_of(framework_rules(t.framework), s.memory);
+  const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, z.persistence_threshold);
+  const double units = z.whole_layers ? 1.0 : static_cast<double>(modules.count);
+  if (modules.gathered <= 0 || units <= 0) return {};
+  const double e = stored_bytes(t.precision);  // the gather's element bytes (planner/comm_time.cpp, CommBytes::weights)
+  const double copy = 2.0 * modules.gathered * e;  // one layer's parameters (or gradients) read and written once
+  // One layer's `bytes` in one kernel per unit.
+  const auto seconds = [&](double bytes) {
+    return units * kernel_class_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes / units, 0.0).value;
+  };
+  if (s.memory.fsdp_version == FsdpVersion::fsdp1) return {0.0, seconds(copy)};
+  const double backward_gathers = zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
+  const double reduce_copy_in = modules.gathered * (e + element_bytes(t.grad_precision));
+  return {seconds(copy), backward_gathers * seconds(copy) + seconds(reduce_copy_in)};
+}
+
+}  // namespace tp
