@@ -38,6 +38,8 @@ LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(de
 
 double stored_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
 
+double parameter_bytes(const TrainingSpec& t) { return t.autocast ? 4.0 : stored_bytes(t.precision); }
+
 const char* to_string(MeshDim d) {
   switch (d) {
     case MeshDim::tp: return "tp";

@@ -210,6 +210,11 @@ struct TrainingSpec {
 // master_weights: fp32, else 0.
 double master_bytes(const TrainingSpec& t);
 
+// Bytes of one stored parameter: the training precision's, or fp32 under autocast (torch.autocast keeps fp32
+// parameters and casts copies for its GEMMs). What the weights take in memory, what ZeRO gathers of them and
+// what FSDP copies out of each gather.
+double parameter_bytes(const TrainingSpec& t);
+
 // The layer code the framework runs when training.layer_code is not given: Megatron-LM's own model
 // (megatron/core/models/gpt, Transformer Engine layers) is fused; DeepSpeed, FSDP and plain PyTorch train
 // the user's PyTorch model, usually Hugging Face transformers or torchtitan: eager.

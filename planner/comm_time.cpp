@@ -33,7 +33,7 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.zero = p.zero;
   l.sp = p.sequence_parallel && p.tp > 1;
   l.b = static_cast<double>(s.training.micro_batch);
-  l.precision = s.training.precision;
+  l.weight_bytes = parameter_bytes(s.training);
   l.grad_precision = s.training.grad_precision;
   return l;
 }
@@ -55,7 +55,7 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
   switch (c.source) {
     case CommBytes::activations: return tp_share(c.bytes, c.split, l.tp, l.sp) * l.b / l.cp;
     case CommBytes::gradients: return stage_parameters * element_bytes(l.grad_precision);
-    case CommBytes::weights: return stage_parameters * stored_bytes(l.precision);
+    case CommBytes::weights: return stage_parameters * l.weight_bytes;
     case CommBytes::fixed: return c.bytes;
     case CommBytes::parameter_gradients: return tp_share(c.bytes, c.split, l.tp, l.sp) * element_bytes(l.grad_precision);
   }

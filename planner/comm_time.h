@@ -21,7 +21,7 @@ struct CommLayout {
   int tp = 1, cp = 1, pp = 1, zero = 0;
   bool sp = false;  // sequence parallelism on (and tp > 1)
   double b = 1;     // micro-batch, sequences
-  Precision precision = Precision::bf16;
+  double weight_bytes = 2;  // one stored parameter (parameter_bytes: fp32 under autocast)
   Precision grad_precision = Precision::bf16;
   const GroupShape& group(CommGroup g) const& { return groups[static_cast<int>(g)]; }
   GroupShape group(CommGroup g) && { return groups[static_cast<int>(g)]; }  // a copy from a temporary

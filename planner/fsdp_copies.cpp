@@ -14,7 +14,7 @@ FsdpCopies fsdp_copies(const Scenario& s, const OpGraph& g, const HardwareProfil
   const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, z.persistence_threshold);
   const double units = z.whole_layers ? 1.0 : static_cast<double>(modules.count);
   if (modules.gathered <= 0 || units <= 0) return {};
-  const double e = stored_bytes(t.precision);  // the gather's element bytes (planner/comm_time.cpp, CommBytes::weights)
+  const double e = parameter_bytes(t);  // the gather's element bytes (planner/comm_time.cpp, CommBytes::weights)
   const double copy = 2.0 * modules.gathered * e;  // one layer's parameters (or gradients) read and written once
   // One layer's `bytes` in one kernel per unit.
   const auto seconds = [&](double bytes) {

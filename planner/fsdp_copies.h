@@ -1,8 +1,8 @@
 // FSDP's copies around its collectives that run on the compute stream (docs/model.md §15, "FSDP's copies").
 // They are memory-bound kernels the compute stream runs between the layer's own kernels, so they lengthen
 // the forward and backward (and the windows the ZeRO-3 traffic hides behind). Per layer and micro-batch,
-// with W one layer's gathered parameters on one GPU, e the gathered element bytes (the training
-// precision's) and g the reduce dtype's (training.grad_precision):
+// with W one layer's gathered parameters on one GPU, e the gathered element bytes (parameter_bytes: the
+// training precision's, fp32 under autocast) and g the reduce dtype's (training.grad_precision):
 // - FSDP2 (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, wait_for_unshard ->
 //   _fsdp_collectives.py foreach_all_gather_copy_out: torch.split_with_sizes_copy from the all-gather's
 //   flat output into each parameter, on the current stream): every gather of a unit is copied out,

@@ -86,7 +86,7 @@ ParamShare stage_param_share(const ModelParamShares& shares, int layers, bool fi
 StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   const TrainingSpec& t = s.training;
   StateBytesPerParam sb;
-  sb.weights = t.autocast ? 4.0 : stored_bytes(t.precision);  // autocast keeps fp32 parameters
+  sb.weights = parameter_bytes(t);  // autocast keeps fp32 parameters
   sb.gradients = element_bytes(t.grad_precision);
   sb.master = master_bytes(t);
   sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, sb.weights);

@@ -63,7 +63,7 @@ enum class CommBytes : std::uint8_t {
   activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
   gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision); for the
                 // sequence-parallel gradient all-reduce, the stage's sequence_parallel_parameters
-  weights,      // the stage's parameters x the stored bytes of the training precision
+  weights,      // the stage's parameters x the bytes of one stored parameter (parameter_bytes: fp32 under autocast)
   fixed,        // `bytes` as they are, whatever the split and micro-batch (one value per tensor: FP8 amax)
   parameter_gradients,  // `bytes` counts parameters (divided per `split` over tp) x the gradient element bytes
 };

@@ -57,7 +57,7 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
   if (t.optimizer_kernel == OptimizerKernel::fused || !is_adam(t.optimizer)) return 0.0;
   const double n = std::max(1.0, shard);
   const double master = stage.master_weights.value / n;
-  const double param = master > 0 ? master : (t.autocast ? 4.0 : stored_bytes(t.precision));
+  const double param = master > 0 ? master : parameter_bytes(t);
   const double state = stage.optimizer.value / n / 2.0;
   const double extra = shard * (2.0 * param + 10.0 * state + element_bytes(t.grad_precision));
   const double tensors = t.optimizer_kernel == OptimizerKernel::for_loop ? parameter_tensors(g, s.parallel, stage_index) : 1.0;
@@ -83,7 +83,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     // torch's fused AdamW (DeepSpeed's FusedAdam alike): one pass reading and writing parameters and both
     // states, reading gradients (the adamw kernel class: 7 x the parameter bytes with states in the
     // parameter dtype). A framework property: the layer code does not change the optimizer.
-    const double wb = t.autocast ? 4.0 : stored_bytes(t.precision);
+    const double wb = parameter_bytes(t);
     const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
     optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
   }

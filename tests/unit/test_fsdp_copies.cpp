@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "comm_time.h"
 #include "fsdp_copies.h"
 #include "hardware_profile.h"
 #include "kernel_class_time.h"
@@ -81,6 +82,30 @@ TEST(FsdpCopies, NoneWithoutFsdpShardingOverSeveralRanks) {
       "parallel: {tp: 1, pp: 1, dp: 32, recompute: full, zero: 3}\n");
   const FsdpCopies deepspeed = fsdp_copies(ds, build_op_graph(ds.model, ds.training, 1), hw, 32);
   EXPECT_EQ(deepspeed.forward + deepspeed.backward, 0.0);
+}
+
+// Under autocast the parameters are fp32 (parameter_bytes): FSDP gathers 4 B per parameter, copies those
+// out, and the memory's gathered buffer holds them at 4 B too. One rule for all three.
+TEST(FsdpCopies, AutocastGathersAndCopiesFp32Parameters) {
+  const CopyCase u = copy_case("");
+  Scenario s = test::scenario(
+      "model: llama3-8b\ncluster: {preset: dgx-h100, nodes: 4}\n"
+      "training: {framework: fsdp, precision: bf16, autocast: true, grad_precision: fp32, sequence_length: 4096, "
+      "global_batch: 64, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, dp: 32, recompute: full, zero: 3}\n");
+  const OpGraph g = build_op_graph(s.model, s.training, 1);
+  const FsdpCopies c = fsdp_copies(s, g, u.hw, 32);
+  EXPECT_NEAR(c.forward, u.copy(2 * kLayerParams * 4), 1e-12);
+  EXPECT_NEAR(c.backward, u.copy(2 * kLayerParams * 4) + u.copy(kLayerParams * (4 + 4)), 1e-12);
+  // The ZeRO-3 gather entry moves the stage's parameters at 4 B each.
+  const CommLayout l = comm_layout(s, u.hw);
+  int gathers = 0;
+  for (const Op& op : g.step) {
+    if (op.kind != OpKind::collective || op.comm.source != CommBytes::weights) continue;
+    EXPECT_DOUBLE_EQ(comm_bytes(op.comm, l, 1e9), 4e9);
+    ++gathers;
+  }
+  EXPECT_GT(gathers, 0);
 }
 
 // The step carries them as compute: FSDP2's compute exceeds FSDP1's by m x L x their difference.
