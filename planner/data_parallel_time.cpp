@@ -39,7 +39,7 @@ const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap)
 
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
                                     double micro_batches, double worst_f, double worst_b, int stage_index,
-                                    double gather_h2d) {
+                                    double gather_h2d, const Zero3Layer& zero3_units) {
   const ParallelSpec& p = s.parallel;
   const double m = micro_batches;
   DataParallelComm r;
@@ -63,7 +63,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     // Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the
     // last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
     const FrameworkRules& fw = framework_rules(s.training.framework);
-    const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
+    const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
     Zero3Inputs z;
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
@@ -79,8 +79,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.reuse_limit = zero3.reuse_distance;
     z.backward_prefetch = zero3.backward_prefetch;
     z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);
-    const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, zero3.persistence_threshold);
-    const Zero3Communication zc = zero3_communication(z, modules.view());
+    const Zero3Communication zc = zero3_communication(z, zero3_units.modules.view());
     dp_exposed = zc.exposed;
     r.traffic = zc.traffic;
   }

@@ -1,17 +1,15 @@
 #include "fsdp_copies.h"
 
-#include "framework_rules.h"
 #include "kernel_class_time.h"
-#include "zero3_modules.h"
 
 namespace tp {
 
-FsdpCopies fsdp_copies(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int sharding_ranks) {
+FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const HardwareProfile& hw, int sharding_ranks) {
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
   if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks <= 1) return {};
-  const Zero3Settings z = zero3_settings_of(framework_rules(t.framework), s.memory);
-  const Zero3Modules modules = zero3_modules(g.layer, p.tp, p.ep, z.persistence_threshold);
+  const Zero3Settings& z = zero3.settings;
+  const Zero3Modules& modules = zero3.modules;
   const double units = z.whole_layers ? 1.0 : static_cast<double>(modules.count);
   if (modules.gathered <= 0 || units <= 0) return {};
   const double e = parameter_bytes(t);  // the gather's element bytes (planner/comm_time.cpp, CommBytes::weights)

@@ -21,8 +21,8 @@
 #pragma once
 
 #include "hardware_profile.h"
-#include "op_graph.h"
 #include "specs.h"
+#include "zero3_modules.h"
 
 namespace tp {
 
@@ -31,7 +31,8 @@ struct FsdpCopies {
   double backward = 0;  // in the backward, with a recompute pass's copies
 };
 
-// `sharding_ranks`: the size of the group the parameters are sharded over (the data-parallel group).
-FsdpCopies fsdp_copies(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int sharding_ranks);
+// `zero3`: the layer's units (zero3_layer); `sharding_ranks`: the size of the group the parameters are
+// sharded over (the data-parallel group).
+FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const HardwareProfile& hw, int sharding_ranks);
 
 }  // namespace tp

@@ -83,10 +83,9 @@ StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::
   in.vocab = static_cast<double>(g.vocab);
   in.framework = &framework_rules(s.training.framework);
   if (s.parallel.zero >= 3) {  // read only then (stage_buffers); the sweep's hot path skips it otherwise
-    const Zero3Settings zero3 = zero3_settings_of(*in.framework, s.memory);
-    const Zero3Modules modules = zero3_modules(g.layer, in.layout.tp, in.layout.ep, zero3.persistence_threshold);
-    in.gathered_params = zero3_gathered_params(zero3, modules, s.memory.zero3_prefetch_layers);
-    in.persistent_params = modules.persistent;
+    const Zero3Layer zero3 = zero3_layer(s, g.layer, in.layout.tp, in.layout.ep);
+    in.gathered_params = zero3_gathered_params(zero3.settings, zero3.modules, s.memory.zero3_prefetch_layers);
+    in.persistent_params = zero3.modules.persistent;
   }
   in.micro_batches = micro_batches;
   return in;

@@ -30,7 +30,7 @@ struct LayerWork {
 };
 
 LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl,
-                     const HardwareProfile& hw) {
+                     const HardwareProfile& hw, const Zero3Layer& zero3) {
   const ParallelSpec& p = s.parallel;
   const bool fused_code = layer_code_of(s.training) == LayerCode::fused;
   OpTimeContext c = context;
@@ -85,7 +85,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     }
   }
   w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
-  w.shard_copies = fsdp_copies(s, g, hw, cl.group(CommGroup::dp).size);
+  w.shard_copies = fsdp_copies(s, zero3, hw, cl.group(CommGroup::dp).size);
   return w;
 }
 
@@ -235,7 +235,11 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
   const CommLayout cl = comm_layout(s, hw);
 
-  const LayerWork w = layer_work(s, g, c, cl, hw);
+  // ZeRO-3's units of one layer, for its gathers and FSDP's copies (planner/zero3_modules.h); empty otherwise.
+  Zero3Layer zero3;
+  if (p.zero >= 3) zero3 = zero3_layer(s, g.layer, p.tp, p.ep);
+
+  const LayerWork w = layer_work(s, g, c, cl, hw, zero3);
   const SlowestStage x = stage_loop(p, w, r);
   r.forward_per_micro_batch = Seconds(x.worst_f);
   r.backward_per_micro_batch = Seconds(x.worst_b);
@@ -253,7 +257,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double shard = p.zero >= 1 ? stage.parameters / (p.dp * p.cp) : stage.parameters;
   const OffloadTimes offload = offload_times(s, hw, shard, m);
   const DataParallelComm dp =
-      data_parallel_comm(s, g, cl, stage.parameters, m, x.worst_f, x.worst_b, r.slowest_stage, offload.gather_h2d);
+      data_parallel_comm(s, g, cl, stage.parameters, m, x.worst_f, x.worst_b, r.slowest_stage, offload.gather_h2d, zero3);
   const double dp_exposed = dp.exposed;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
   const double contention = overlap_contention_seconds(dp.traffic - dp_exposed);

@@ -9,6 +9,7 @@
 #include "offload_time.h"
 #include "op_graph.h"
 #include "specs.h"
+#include "zero3_modules.h"
 
 namespace tp {
 
@@ -23,10 +24,11 @@ struct DataParallelComm {
 
 // `params`: the stage's parameters on one GPU; `forward` / `backward`: the stage's time of one
 // micro-batch's forward and backward (exposed layer communication included); `stage_index`: the
-// stage; `gather_h2d`: seconds to copy a host-resident parameter shard up before each gather.
+// stage; `gather_h2d`: seconds to copy a host-resident parameter shard up before each gather; `zero3`:
+// the layer's gathered units (zero3_layer), read with ZeRO-3 only.
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
                                     double micro_batches, double forward, double backward, int stage_index,
-                                    double gather_h2d);
+                                    double gather_h2d, const Zero3Layer& zero3);
 
 // Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers, autocast casts
 // and FP8 weight casts included. `bw`: the effective HBM bandwidth; `offload`: the host transfers and

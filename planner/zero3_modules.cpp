@@ -65,4 +65,11 @@ Zero3Modules zero3_modules(const std::vector<Op>& layer, int tp, int ep, double 
   return r;
 }
 
+Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, int ep) {
+  Zero3Layer z;
+  z.settings = zero3_settings_of(framework_rules(s.training.framework), s.memory);
+  z.modules = zero3_modules(layer, tp, ep, z.settings.persistence_threshold);
+  return z;
+}
+
 }  // namespace tp

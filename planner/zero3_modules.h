@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "framework_rules.h"
 #include "op_graph.h"
 
 namespace tp {
@@ -46,5 +47,14 @@ struct Zero3Modules {
 };
 
 Zero3Modules zero3_modules(const std::vector<Op>& layer, int tp, int ep, double persistence_threshold);
+
+// One layer's ZeRO-3 gathering as the scenario's framework does it: the settings (the scenario's
+// memory.zero3_* / fsdp_* or the framework's defaults) and the modules they gather. Built once per
+// evaluation and read by the memory estimate, the step time (gathers, FSDP's copies) and the simulator.
+struct Zero3Layer {
+  Zero3Settings settings;
+  Zero3Modules modules;
+};
+Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, int ep);
 
 }  // namespace tp

@@ -16,14 +16,14 @@ Zero3Rules zero3_rules(const Scenario& s) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
   Zero3Rules z;
   z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
-  const Zero3Settings zero3 = zero3_settings_of(fw, s.memory);  // the scenario's memory.zero3_* or defaults
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  const Zero3Layer layer = zero3_layer(s, g.layer, s.parallel.tp, s.parallel.ep);
+  const Zero3Settings& zero3 = layer.settings;
   z.recompute_regathers = zero3_recompute_pass(zero3, s.parallel.recompute.mode);
   z.backward_prefetch = zero3.backward_prefetch;
   z.reduce_holds_backward = host_gradient_copy_holds_backward(fw, s.parallel);
   if (zero3.whole_layers) return z;
-  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  const Zero3Modules modules = zero3_modules(g.layer, s.parallel.tp, s.parallel.ep, zero3.persistence_threshold);
-  const std::span<const Zero3Module> mods = modules.view();
+  const std::span<const Zero3Module> mods = layer.modules.view();
   for (std::size_t k = 0; k < mods.size(); ++k) {
     GatherUnit u;
     u.gather_share = mods[k].gather_share;

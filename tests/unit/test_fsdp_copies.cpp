@@ -39,10 +39,16 @@ struct CopyCase {
   }
 };
 
+// FSDP's copies of scenario `s` sharded over `ranks`, from its own graph and units (as the step time builds them).
+FsdpCopies copies_of(const Scenario& s, const HardwareProfile& hw, int ranks) {
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  return fsdp_copies(s, zero3_layer(s, g.layer, s.parallel.tp, s.parallel.ep), hw, ranks);
+}
+
 CopyCase copy_case(const std::string& memory) {
   Scenario s = test::scenario(kBase + memory);
   HardwareProfile hw = default_profile(s.cluster.gpu);
-  const FsdpCopies c = fsdp_copies(s, build_op_graph(s.model, s.training, s.parallel.tp), hw, s.parallel.dp);
+  const FsdpCopies c = copies_of(s, hw, s.parallel.dp);
   return {s, hw, c};
 }
 
@@ -73,14 +79,13 @@ TEST(FsdpCopies, SubmoduleUnitsLaunchOneKernelEach) {
 TEST(FsdpCopies, NoneWithoutFsdpShardingOverSeveralRanks) {
   const Scenario s = test::scenario(kBase);
   const HardwareProfile hw = default_profile(s.cluster.gpu);
-  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
-  const FsdpCopies one_rank = fsdp_copies(s, g, hw, 1);
+  const FsdpCopies one_rank = copies_of(s, hw, 1);
   EXPECT_EQ(one_rank.forward + one_rank.backward, 0.0);
   const Scenario ds = test::scenario(
       "model: llama3-8b\ncluster: {preset: dgx-h100, nodes: 4}\n"
       "training: {framework: deepspeed, sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
       "parallel: {tp: 1, pp: 1, dp: 32, recompute: full, zero: 3}\n");
-  const FsdpCopies deepspeed = fsdp_copies(ds, build_op_graph(ds.model, ds.training, 1), hw, 32);
+  const FsdpCopies deepspeed = copies_of(ds, hw, 32);
   EXPECT_EQ(deepspeed.forward + deepspeed.backward, 0.0);
 }
 
@@ -94,7 +99,7 @@ TEST(FsdpCopies, AutocastGathersAndCopiesFp32Parameters) {
       "global_batch: 64, micro_batch: 1}\n"
       "parallel: {tp: 1, pp: 1, dp: 32, recompute: full, zero: 3}\n");
   const OpGraph g = build_op_graph(s.model, s.training, 1);
-  const FsdpCopies c = fsdp_copies(s, g, u.hw, 32);
+  const FsdpCopies c = copies_of(s, u.hw, 32);
   EXPECT_NEAR(c.forward, u.copy(2 * kLayerParams * 4), 1e-12);
   EXPECT_NEAR(c.backward, u.copy(2 * kLayerParams * 4) + u.copy(kLayerParams * (4 + 4)), 1e-12);
   // The ZeRO-3 gather entry moves the stage's parameters at 4 B each.
