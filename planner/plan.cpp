@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include "estimate_parts.h"
+
 namespace tp {
 
 Plan make_plan(const Scenario& s, const HardwareProfile& hw) {
@@ -16,10 +18,12 @@ Plan make_plan(const Scenario& s, const OpGraph& g, const HardwareProfile& hw) {
 void make_plan_into(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, Plan& p) {
   estimate_into(s, g, p.estimate);
   step_time_into(s, g, p.estimate, hw, p.time);
-  // A checkpoint holds every parameter once: 16-bit (or fp32) weights, the fp32 master copy and the
-  // optimizer states.
-  const TrainingSpec& t = s.training;
-  const double per_param = stored_bytes(t.precision) + master_bytes(t) + optimizer_bytes_per_param(t.optimizer);
+  // A checkpoint holds every parameter once, in the dtypes the memory estimate keeps them in
+  // (state_bytes_per_param): the weights (fp32 under autocast), the fp32 master copy and the optimizer
+  // states (in the parameter dtype with optimizer_state_precision: same). Adafactor's factored states,
+  // a row and a column per matrix, are left out.
+  const StateBytesPerParam sb = state_bytes_per_param(s);
+  const double per_param = sb.weights + sb.master + sb.optimizer;
   p.checkpoint_bytes = Bytes(per_param * p.estimate.parameters_total);
 
   RunInputs in;
