@@ -47,10 +47,14 @@ double offload_to_host(const ParallelSpec& p, const StageMemoryInputs& in, const
   return host;
 }
 
-// Gradients are freed by zero_grad(set_to_none=True) and exist only from the backward pass on: the
-// peak is the largest of the loss's forward peak (activations, weight copies, logits), its backward
-// peak (before any gradient exists), the recompute of a layer, and the end of the backward pass (all
-// gradients, activations gone). Sets the breakdown at that peak.
+// Gradients are freed by zero_grad(set_to_none=True) once per step and exist only from the first
+// backward pass on. With one micro-batch the peak is the largest of the loss's forward peak
+// (activations, weight copies, logits), its backward peak (before any gradient exists), the recompute
+// of a layer, and the end of the backward pass (all gradients, activations gone). With gradient
+// accumulation every later micro-batch runs those same phases beside the gradients accumulated so far
+// (torch accumulates into .grad; FSDP into the sharded gradient: FSDP1 _runtime_utils.py
+// _accumulate_sharded_grad, FSDP2 foreach_reduce's accumulation into the sharded DTensor grad), so they
+// add up. Sets the breakdown at that peak.
 void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInputs& in, bool last, double copies,
                                        double& activations, double& buffers, double& gradients) {
   const RecomputeMode mode = s.parallel.recompute.mode;
@@ -61,7 +65,12 @@ void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInput
   const double loss_fwd = activations + copies + (last ? in.activations.head_work_forward : 0.0);
   const double loss_bwd = activations + (copies_kept ? copies : 0.0) + (last ? in.activations.head_work_backward : 0.0);
   const double recompute_peak = activations + buffers;
-  const double phase = std::max({loss_fwd, loss_bwd, recompute_peak, gradients});
+  const double micro_batch_peak = std::max({loss_fwd, loss_bwd, recompute_peak});
+  if (in.micro_batches > 1) {  // a later micro-batch's peak beside the accumulated gradients
+    buffers = micro_batch_peak - activations;
+    return;
+  }
+  const double phase = std::max(micro_batch_peak, gradients);
   if (phase == gradients) {
     activations = 0;
     buffers = 0;

@@ -6,7 +6,9 @@
 // - DeepSpeed ZeRO-3 gathers the largest submodule plus a 5e7-element prefetch bucket;
 // - activation offload moves the checkpointed layer inputs to the host;
 // - the allocator slack covers only memory allocated during the step, and with layer recompute one more
-//   loss-sized block (the stranded segment).
+//   loss-sized block (the stranded segment);
+// - gradients freed by zero_grad once per step stay allocated beside every later micro-batch's
+//   activations when gradients accumulate (torch .grad accumulation; FSDP's sharded gradient).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -161,6 +163,31 @@ TEST(MemoryRules, AllocatorSlackCoversTransientMemoryAndTheStrandedLossBlock) {
   const MemoryBreakdown& f = full.memory;
   EXPECT_NEAR(f.overhead.value,
               0.5 * kGiB + 0.05 * (f.activations.value + f.buffers.value) + 2.0 * 1024 * 32000 * 4, 1.0);
+}
+
+TEST(MemoryRules, AccumulatedGradientsSitBesideLaterMicroBatches) {
+  // FSDP (gradients freed by zero_grad, not kept in a buffer), 8 GPUs, ZeRO-3, micro-batch 1. With one
+  // micro-batch per step the peak (the recompute of a layer) comes before any gradient exists; with
+  // two, the second micro-batch reaches the same peak beside the first one's sharded gradients.
+  const std::string base =
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1, dp: 8, recompute: full, zero: 3}\n";
+  const auto with_batch = [&](int global) {
+    return estimate(test::scenario(base + "training: {framework: fsdp, precision: bf16, sequence_length: 4096, "
+                                          "micro_batch: 1, global_batch: " + std::to_string(global) + "}\n"));
+  };
+  const Estimate one = with_batch(8), two = with_batch(16);
+  ASSERT_EQ(one.micro_batches, 1);
+  ASSERT_EQ(two.micro_batches, 2);
+  EXPECT_EQ(one.memory.gradients.value, 0.0);
+  // The sharded gradients: every parameter of the GPU's stage at 2 B (grad_precision = bf16), over 8 ranks.
+  const double grads = 2.0 * static_cast<double>(one.memory.parameters) / 8.0;
+  EXPECT_NEAR(two.memory.gradients.value, grads, 1.0);
+  EXPECT_NEAR(two.memory.activations.value + two.memory.buffers.value,
+              one.memory.activations.value + one.memory.buffers.value, 1.0);
+  // They are allocated during the step, so the allocator slack (5 %) covers them too.
+  EXPECT_NEAR(two.memory.total.value - one.memory.total.value, 1.05 * grads, 1.0);
 }
 
 }  // namespace
