@@ -124,6 +124,14 @@ double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double st
   return repeats(c, call, l) * one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters));
 }
 
+double comm_seconds_in_calls(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters, double calls) {
+  if (calls <= 1.0) return comm_seconds(c, pass, l, stage_parameters);
+  const CommCall& call = c.call(pass, l.sp);
+  if (!applies(c, l) || call.count <= 0) return 0.0;
+  const double one = one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters) / calls);
+  return repeats(c, call, l) * calls * one;
+}
+
 LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const OpTimes& compute, bool overlap_tp_comm) {
   // Sums per group, pass, overlap window and block (attention, MLP): the blocks are added last, so
   // that the two blocks' identical collectives add exactly.

@@ -45,6 +45,10 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters = 
 // one collective; the call with sequence parallelism when it is on), 0 when it does not apply.
 double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters = 0.0);
 
+// The same bytes issued as `calls` collectives of equal size (ZeRO-3's per-unit gathers and
+// reduce-scatters): each pays its own latency. calls <= 1 is comm_seconds.
+double comm_seconds_in_calls(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters, double calls);
+
 // Exposed communication of one layer for one micro-batch, per group and pass: per overlap window,
 // max(0, sum of the entries - the compute they may hide behind); windows: the layer's GEMMs of the
 // same pass (when parallel.overlap.tp_comm), the fused attention (forward; twice in the backward).

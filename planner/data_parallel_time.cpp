@@ -47,13 +47,17 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   if (l.group(CommGroup::dp).size <= 1 || reduce_entry == nullptr) return r;
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
   double dp_exposed = 0;
-  const double reduce = comm_seconds(*reduce_entry, CommPass::backward, l, params);
+  // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
+  const double units = p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] *
+                                         (zero3_units.settings.whole_layers ? 1.0 : static_cast<double>(zero3_units.modules.count))
+                                   : 1.0;
+  const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - reduce_overlap_window(p, m, worst_b, reduce)) : reduce;
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
-  const double gather = gather_entry != nullptr ? comm_seconds(*gather_entry, CommPass::forward, l, params) : 0.0;
+  const double gather = gather_entry != nullptr ? comm_seconds_in_calls(*gather_entry, CommPass::forward, l, params, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
   if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
   if (p.zero < 3) r.traffic = reduce + (p.zero >= 1 ? gather : 0.0);

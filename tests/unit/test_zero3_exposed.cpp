@@ -63,10 +63,11 @@ TEST(Zero3Exposed, FsdpExposesTheFirstLayerGatherAndTheLastLayerReduceScatter) {
   // transfer except at the ends: the first layer's gather has nothing before it and the last layer's
   // reduce-scatter nothing after it. By hand, S = 6,738,415,616 parameters x 2 B; NCCL's hierarchical
   // all-gather (docs/model.md §14): inter-node over 12 nodes of S/8 at 8 x 100 Gb/s / 8 GPUs x 0.9,
-  // then intra-node of S at 450 GB/s x 0.8 (efficiencies: scenarios/profiles/h100-sxm.yaml), with
-  // 11 x 14 us and 7 x 3.4 us of latency: 0.170 s per pass, 5.32 ms per layer of 32. The reduce-scatter
-  // is the mirror image, the same time: 2 x 5.32 = 10.6 ms exposed (the planner charged one 25 MB
-  // gradient bucket's share before, 0.3 ms).
+  // then intra-node of S at 450 GB/s x 0.8 (efficiencies: scenarios/profiles/h100-sxm.yaml). FSDP gathers
+  // one layer (unit) at a time, so each of the 32 layers is a collective of S / 32 that pays its own
+  // 11 x 14 us and 7 x 3.4 us of latency: 5.49 ms per layer. The reduce-scatter is the mirror image, the
+  // same time: 2 x 5.49 = 11.0 ms exposed (the planner charged one 25 MB gradient bucket's share before,
+  // 0.3 ms; and one latency per pass, 10.6 ms, before each unit paid its own).
   const Scenario s = test::scenario(
       "model: {layers: 32, hidden: 4096, heads: 32, kv_heads: 32, ffn_hidden: 11008, vocab: 32000, activation: swiglu, "
       "norm: rmsnorm, position: rope, tied_embeddings: false, bias: false}\n"
@@ -79,9 +80,29 @@ TEST(Zero3Exposed, FsdpExposesTheFirstLayerGatherAndTheLastLayerReduceScatter) {
   const StepTime t = step_time(s, g, e, profile_for(s));
   const double bytes = 6738415616.0 * 2;
   const double inter = 100e9 / 8 * 0.9, intra = 450e9 * 0.8;
-  const double pass = 11.0 / 12 * bytes / 8 / inter + 11 * 14e-6 + 7.0 / 8 * bytes / intra + 7 * 3.4e-6;
-  EXPECT_NEAR(pass / 32, 5.32e-3, 0.01e-3);
-  EXPECT_NEAR(t.exposed.dp.value, 2 * pass / 32, 0.005 * 2 * pass / 32);
+  const double layer = bytes / 32;
+  const double per_layer = 11.0 / 12 * layer / 8 / inter + 11 * 14e-6 + 7.0 / 8 * layer / intra + 7 * 3.4e-6;
+  EXPECT_NEAR(per_layer, 5.49e-3, 0.01e-3);
+  EXPECT_NEAR(t.exposed.dp.value, 2 * per_layer, 0.005 * 2 * per_layer);
+}
+
+// Each unit's gather is a collective of its own and pays its own latency (NCCL launches one per
+// all_gather call): a pass over L layers gathered a layer at a time pays L latencies, not one. By hand,
+// the pass with the network's per-step latency at 14 us minus the same pass at 0: 32 layers x 11 network
+// steps (12 nodes: the hierarchical all-gather's inter-node ring, docs/model.md §14) x 14 us = 4.93 ms.
+TEST(Zero3Exposed, EachUnitsGatherPaysItsOwnLatency) {
+  const auto gather_pass = [](const char* latency) {
+    const Scenario s = test::scenario(
+        "model: {layers: 32, hidden: 4096, heads: 32, kv_heads: 32, ffn_hidden: 11008, vocab: 32000, activation: swiglu, "
+        "norm: rmsnorm, position: rope, tied_embeddings: false, bias: false}\n"
+        "cluster: {preset: dgx-h100, nodes: 12, inter_node: {bandwidth: 100 Gbit/s, nics_per_node: 8, latency: " +
+        std::string(latency) + "}}\n"
+        "training: {framework: fsdp, precision: bf16, sequence_length: 4096, global_batch: 192, micro_batch: 2}\n"
+        "parallel: {tp: 1, pp: 1, cp: 1, dp: 96, recompute: none, zero: 3}\n");
+    const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+    return step_time(s, g, estimate(s, g), profile_for(s)).dp_gather.value;
+  };
+  EXPECT_NEAR(gather_pass("14 us") - gather_pass("0 us"), 32 * 11 * 14e-6, 1e-9);
 }
 
 }  // namespace
