@@ -76,11 +76,13 @@ const FrameworkRules kRules[] = {
      .name = "fsdp",
      .persistent_gradients = false,
      .source = "FSDP2 fully_shard + torchtitan models/llama3/model.py",
-     .reduce_every_micro_batch = true},  // no no_sync / set_requires_gradient_sync(False) unless asked
+     .reduce_every_micro_batch = true,  // no no_sync / set_requires_gradient_sync(False) unless asked
+     .accumulates_gradients_in_place = true},
     {.framework = Framework::pytorch,
      .name = "pytorch",
      .persistent_gradients = false,
-     .source = "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py"},
+     .source = "PyTorch eager + Hugging Face transformers: optim/adamw.py, modeling_llama.py, loss_utils.py",
+     .accumulates_gradients_in_place = true},
 };
 
 // FP8 training through Transformer Engine (TE 1.8 transformer_engine/pytorch/module/layernorm_linear.py

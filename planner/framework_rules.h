@@ -56,6 +56,14 @@ struct FrameworkRules {
   // model's gradients per GPU; Composer (llm-foundry) never calls it for FSDP (trainer/dist_strategy.py
   // ddp_sync_context: DistributedDataParallel only).
   bool reduce_every_micro_batch = false;
+  // Each micro-batch after the first adds its gradients to the ones kept so far with an in-place add, one
+  // kernel per parameter tensor: torch autograd's AccumulateGrad (`variable.grad += new_grad`,
+  // torch/csrc/autograd/functions/accumulate_grad.h) for plain PyTorch; FSDP1's
+  // `_saved_grad_shard += sharded_grad` (_runtime_utils.py _accumulate_sharded_grad) and FSDP2's sharded
+  // gradient accumulation for FSDP, on the sharded gradients. Megatron accumulates inside the weight
+  // gradient GEMM (gradient_accumulation_fusion: main_grad is the GEMM's C with beta 1); DeepSpeed's
+  // partition accumulation is not modelled.
+  bool accumulates_gradients_in_place = false;
   // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
   // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).
   bool recompute_regathers = false;

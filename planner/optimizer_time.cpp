@@ -66,10 +66,27 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
   return kernel_class_seconds(hw, gpu, KernelClass::residual_add, extra, 0.0).value + (8.0 * tensors - 1.0) * launch;
 }
 
+// Gradient accumulation (FrameworkRules::accumulates_gradients_in_place): every micro-batch after the
+// first adds its gradients to those kept so far, `grad += new` (read 2, write 1 gradient element), one
+// flat elementwise kernel per parameter tensor, over the gradients the GPU keeps (sharded with ZeRO >= 2).
+double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
+                                     double params, double micro_batches) {
+  const ParallelSpec& p = s.parallel;
+  if (!framework_rules(s.training.framework).accumulates_gradients_in_place || micro_batches <= 1) return 0.0;
+  const double kept = p.zero >= 2 ? params / (p.dp * p.cp) : params;
+  const double bytes = 3.0 * kept * element_bytes(s.training.grad_precision);
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
+  const double tensors = std::max(1.0, parameter_tensors(g, p, stage_index));
+  const double one = kernel_class_seconds(hw, gpu, KernelClass::residual_add, bytes, 0.0).value + (tensors - 1.0) * launch;
+  return (micro_batches - 1.0) * one;
+}
+
 }  // namespace
 
 double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
-                              int stage_index, double bw, const OffloadTimes& offload, double backward_window) {
+                              int stage_index, double bw, const OffloadTimes& offload, double backward_window,
+                              double micro_batches) {
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
   const GpuSpec& gpu = s.cluster.gpu;
@@ -88,12 +105,15 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
   }
   optimizer += unfused_adam_extra_seconds(s, g, hw, stage, stage_index, shard);
+  const double m = std::max(1.0, micro_batches);
   if (t.autocast) {
-    // Autocast casts every fp32 weight to 16 bits once per step (read 4, write 2 B) and each 16-bit
-    // weight gradient back to fp32 for accumulation (read 2, write 4 B).
-    optimizer += params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
-                 params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
+    // Autocast casts every fp32 weight to 16 bits in each micro-batch's forward (read 4, write 2 B; its
+    // cache lives for one autocast region, torch/amp/autocast_mode.py clear_autocast_cache on exit) and
+    // each 16-bit weight gradient back to fp32 in each backward (read 2, write 4 B).
+    optimizer += m * (params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+                      params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32)));
   }
+  optimizer += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights

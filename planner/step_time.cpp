@@ -268,7 +268,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     if (p.zero >= 1) r.dp_gather = Seconds(dp.gather + (p.zero >= 3 ? offload.gather_h2d : 0.0));
   }
 
-  const double optimizer = optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b);
+  const double optimizer = optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b, m);
 
   r.optimizer_step = Seconds(optimizer);
   r.compute = Seconds(m * x.worst_compute);

@@ -30,11 +30,13 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
                                     double micro_batches, double forward, double backward, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3);
 
-// Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers, autocast casts
-// and FP8 weight casts included. `bw`: the effective HBM bandwidth; `offload`: the host transfers and
-// CPU step (planner/offload_time.h); `backward_window`: the step's backward time, which the gradient
-// copies to the host overlap.
+// Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers and FP8 weight casts
+// included, with the step's per-micro-batch passes over the weights and gradients: autocast's casts and
+// the in-place gradient accumulation of `micro_batches` micro-batches. `bw`: the effective HBM bandwidth;
+// `offload`: the host transfers and CPU step (planner/offload_time.h); `backward_window`: the step's
+// backward time, which the gradient copies to the host overlap.
 double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
-                              int stage_index, double bw, const OffloadTimes& offload, double backward_window);
+                              int stage_index, double bw, const OffloadTimes& offload, double backward_window,
+                              double micro_batches);
 
 }  // namespace tp

@@ -1,0 +1,73 @@
+// Passes that run once per micro-batch, not once per step (planner/optimizer_time.cpp). Oracles by hand:
+// - torch autograd's AccumulateGrad adds every later micro-batch's gradient to the kept one in place
+//   (`grad += new`: read 2, write 1 element), one flat elementwise kernel per parameter tensor;
+// - autocast casts the fp32 weights to 16 bits in every forward and the weight gradients back to fp32 in
+//   every backward (its cache lives for one autocast region);
+// - Megatron accumulates inside the weight-gradient GEMM (gradient_accumulation_fusion): nothing extra.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "estimate.h"
+#include "kernel_class_time.h"
+#include "plan.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+const char* kBase =
+    "model: llama2-7b\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+    "training: {framework: pytorch, sequence_length: 1024, micro_batch: 1, precision: bf16}\n"
+    "parallel: {tp: 1, pp: 1, zero: 0}\n";
+
+struct Rates {
+  double bandwidth = 0, latency = 0;  // the residual_add class: bytes/s and seconds per kernel
+};
+
+Rates residual_add_rates(const Scenario& s, const HardwareProfile& hw) {
+  const GpuSpec& gpu = s.cluster.gpu;
+  return {kernel_class_bandwidth(hw, gpu, KernelClass::residual_add, 0.0),
+          kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value};
+}
+
+double optimizer_seconds(const std::string& extra, int global_batch) {
+  const Scenario s = test::scenario(kBase, {"training.global_batch=" + std::to_string(global_batch), extra});
+  return make_plan(s, profile_for(s)).time.optimizer.value;
+}
+
+TEST(GradientAccumulation, EachLaterMicroBatchAddsItsGradientsInPlace) {
+  const Scenario s = test::scenario(kBase, {"training.global_batch=4"});
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  // bf16 gradients (2 B): 3 x 2 B per parameter per add; 195 parameter tensors (llama2-7b's op graph, as
+  // in test_optimizer_kernel.cpp), one kernel each; 4 micro-batches: 3 adds.
+  const double one_add = 6.0 * p / r.bandwidth + 195.0 * r.latency;
+  EXPECT_NEAR(optimizer_seconds("training.optimizer_kernel=fused", 4) - optimizer_seconds("training.optimizer_kernel=fused", 1),
+              3.0 * one_add, 1e-12);
+  EXPECT_GT(3.0 * one_add, 10e-3);  // 6.7 B parameters: ~13 ms per add on an H100
+}
+
+TEST(GradientAccumulation, AutocastCastsInEveryMicroBatch) {
+  const Scenario s = test::scenario(kBase, {"training.global_batch=4", "training.autocast=true"});
+  const HardwareProfile hw = profile_for(s);
+  const Rates r = residual_add_rates(s, hw);
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  // Each micro-batch casts the fp32 weights (read 4, write 2 B) and the weight gradients back (read 2,
+  // write 4 B); the fp32 gradients (4 B: grad_precision same = fp32 under autocast) add 3 x 4 B per
+  // parameter per later micro-batch.
+  const double casts = p * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+                       p * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
+  const double one_add = 12.0 * p / r.bandwidth + 195.0 * r.latency;
+  const std::string autocast = "training.autocast=true";
+  EXPECT_NEAR(optimizer_seconds(autocast, 4) - optimizer_seconds(autocast, 1), 3.0 * (casts + one_add), 1e-9);
+}
+
+TEST(GradientAccumulation, MegatronAccumulatesInsideTheGemm) {
+  EXPECT_DOUBLE_EQ(optimizer_seconds("training.framework=megatron", 4), optimizer_seconds("training.framework=megatron", 1));
+}
+
+}  // namespace
+}  // namespace tp
