@@ -1,6 +1,7 @@
 // The optimizer step: a memory-bound sweep over the local shard, or the offloaded CPU update.
 #include <algorithm>
 
+#include "early_stop.h"
 #include "framework_rules.h"
 #include "kernel_class.h"
 #include "kernel_class_time.h"
@@ -108,9 +109,13 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   const double m = std::max(1.0, micro_batches);
   if (t.autocast) {
     // Autocast casts every fp32 weight to 16 bits in each micro-batch's forward (read 4, write 2 B; its
-    // cache lives for one autocast region, torch/amp/autocast_mode.py clear_autocast_cache on exit) and
-    // each 16-bit weight gradient back to fp32 in each backward (read 2, write 4 B).
-    optimizer += m * (params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+    // cache lives for one autocast region, torch/amp/autocast_mode.py clear_autocast_cache on exit), and
+    // the recomputed layers' weights again in the recompute, which torch.utils.checkpoint runs in an
+    // autocast region of its own; each 16-bit weight gradient goes back to fp32 in each backward (read 2,
+    // write 4 B). A layer recomputed up to its early stop is counted whole.
+    const LayerRecompute rerun = layer_recompute(s);
+    const double recast = (rerun.whole + rerun.stopped) * stage.layer_parameters;
+    optimizer += m * ((params + recast) * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
                       params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32)));
   }
   optimizer += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);

@@ -1,12 +1,13 @@
 // Passes that run once per micro-batch, not once per step (planner/optimizer_time.cpp). Oracles by hand:
 // - torch autograd's AccumulateGrad adds every later micro-batch's gradient to the kept one in place
 //   (`grad += new`: read 2, write 1 element), one flat elementwise kernel per parameter tensor;
-// - autocast casts the fp32 weights to 16 bits in every forward and the weight gradients back to fp32 in
-//   every backward (its cache lives for one autocast region);
+// - autocast casts the fp32 weights to 16 bits in every forward (and again in a recompute) and the weight
+//   gradients back to fp32 in every backward (its cache lives for one autocast region);
 // - Megatron accumulates inside the weight-gradient GEMM (gradient_accumulation_fusion): nothing extra.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "estimate.h"
 #include "kernel_class_time.h"
@@ -32,8 +33,9 @@ Rates residual_add_rates(const Scenario& s, const HardwareProfile& hw) {
           kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value};
 }
 
-double optimizer_seconds(const std::string& extra, int global_batch) {
-  const Scenario s = test::scenario(kBase, {"training.global_batch=" + std::to_string(global_batch), extra});
+double optimizer_seconds(std::vector<std::string> sets, int global_batch) {
+  sets.push_back("training.global_batch=" + std::to_string(global_batch));
+  const Scenario s = test::scenario(kBase, sets);
   return make_plan(s, profile_for(s)).time.optimizer.value;
 }
 
@@ -44,7 +46,7 @@ TEST(GradientAccumulation, EachLaterMicroBatchAddsItsGradientsInPlace) {
   // bf16 gradients (2 B): 3 x 2 B per parameter per add; 195 parameter tensors (llama2-7b's op graph, as
   // in test_optimizer_kernel.cpp), one kernel each; 4 micro-batches: 3 adds.
   const double one_add = 6.0 * p / r.bandwidth + 195.0 * r.latency;
-  EXPECT_NEAR(optimizer_seconds("training.optimizer_kernel=fused", 4) - optimizer_seconds("training.optimizer_kernel=fused", 1),
+  EXPECT_NEAR(optimizer_seconds({"training.optimizer_kernel=fused"}, 4) - optimizer_seconds({"training.optimizer_kernel=fused"}, 1),
               3.0 * one_add, 1e-12);
   EXPECT_GT(3.0 * one_add, 10e-3);  // 6.7 B parameters: ~13 ms per add on an H100
 }
@@ -61,12 +63,24 @@ TEST(GradientAccumulation, AutocastCastsInEveryMicroBatch) {
   const double casts = p * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
                        p * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32));
   const double one_add = 12.0 * p / r.bandwidth + 195.0 * r.latency;
-  const std::string autocast = "training.autocast=true";
-  EXPECT_NEAR(optimizer_seconds(autocast, 4) - optimizer_seconds(autocast, 1), 3.0 * (casts + one_add), 1e-9);
+  EXPECT_NEAR(optimizer_seconds({"training.autocast=true"}, 4) - optimizer_seconds({"training.autocast=true"}, 1),
+              3.0 * (casts + one_add), 1e-9);
+}
+
+TEST(GradientAccumulation, AutocastCastsTheRecomputedWeightsAgain) {
+  // torch.utils.checkpoint reruns a layer's forward in an autocast region of its own, whose cache starts
+  // empty: with every layer recomputed, each layer weight is cast once more (read 4, write 2 B).
+  const Scenario s = test::scenario(kBase, {"training.global_batch=1", "training.autocast=true"});
+  const HardwareProfile hw = profile_for(s);
+  const double layer_params = estimate(s).memory.layer_parameters;
+  const double recast = layer_params * 6.0 / (s.cluster.gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
+  EXPECT_NEAR(optimizer_seconds({"training.autocast=true", "parallel.recompute=full"}, 1) -
+                  optimizer_seconds({"training.autocast=true"}, 1),
+              recast, 1e-9);
 }
 
 TEST(GradientAccumulation, MegatronAccumulatesInsideTheGemm) {
-  EXPECT_DOUBLE_EQ(optimizer_seconds("training.framework=megatron", 4), optimizer_seconds("training.framework=megatron", 1));
+  EXPECT_DOUBLE_EQ(optimizer_seconds({"training.framework=megatron"}, 4), optimizer_seconds({"training.framework=megatron"}, 1));
 }
 
 }  // namespace
