@@ -335,6 +335,12 @@ MemorySettings read_memory(MapReader& r, Framework framework) {
                                      "prefetches the next unit's gather before the backward (pre): set fsdp_version: 1 "
                                      "or remove the key");
   }
+  m.ddp_gradient_as_bucket_view = r.boolean("ddp_gradient_as_bucket_view", m.ddp_gradient_as_bucket_view);
+  if (r.has("ddp_gradient_as_bucket_view") && framework != Framework::pytorch) {
+    r.fail("ddp_gradient_as_bucket_view", std::string("is torch DistributedDataParallel's gradient_as_bucket_view; "
+                                                      "framework ") + to_string(framework) +
+                                              " does not run DDP (set training.framework: pytorch or remove the key)");
+  }
   // The prefetch bucket is at least one parameter: 0 would stand for whole-layer gathers in the planner.
   m.zero3_prefetch_bucket =
       read_zero3_setting(r, "zero3_prefetch_bucket", "stage3_prefetch_bucket_size", framework, 1.0);

@@ -302,6 +302,7 @@ struct MemorySettings {
   FsdpUnit fsdp_unit = FsdpUnit::layer;    // FSDP only: what one unit gathers
   BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::pre;  // FSDP only: FSDP1's backward_prefetch
   FsdpVersion fsdp_version = FsdpVersion::fsdp2;  // FSDP only: FSDP1 or FSDP2 (fully_shard)
+  bool ddp_gradient_as_bucket_view = false;  // plain PyTorch only: DDP's gradient_as_bucket_view
   // DeepSpeed's ZeRO-3 settings (ds_config zero_optimization.stage3_*), parameter counts; absent = the
   // framework's default (planner/framework_rules.h; resolved by zero3_settings_of in planner/framework_rules.h).
   std::optional<double> zero3_prefetch_bucket;        // stage3_prefetch_bucket_size

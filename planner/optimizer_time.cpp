@@ -83,6 +83,22 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
   return (micro_batches - 1.0) * one;
 }
 
+// torch DistributedDataParallel without gradient_as_bucket_view (plain PyTorch, dp > 1): each gradient is
+// copied into its bucket when it is ready and back after the all-reduce (reducer.cpp
+// mark_variable_ready_dense `bucket_view.copy_(grad)`, finalize_bucket_dense `copy_bucket_to_grad`), on the
+// compute stream, once per step (the other micro-batches run under no_sync): two passes of read + write
+// over the gradients, one kernel per parameter tensor each.
+double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
+                               double params) {
+  const ParallelSpec& p = s.parallel;
+  if (s.training.framework != Framework::pytorch || p.dp * p.cp <= 1 || s.memory.ddp_gradient_as_bucket_view) return 0.0;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double bytes = 4.0 * params * element_bytes(s.training.grad_precision);
+  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
+  const double tensors = std::max(1.0, parameter_tensors(g, p, stage_index));
+  return kernel_class_seconds(hw, gpu, KernelClass::residual_add, bytes, 0.0).value + (2.0 * tensors - 1.0) * launch;
+}
+
 }  // namespace
 
 double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
@@ -119,6 +135,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
                       params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32)));
   }
   optimizer += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
+  optimizer += ddp_bucket_copy_seconds(s, g, hw, stage_index, params);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights

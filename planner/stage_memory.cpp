@@ -80,6 +80,22 @@ void peak_without_persistent_gradients(const Scenario& s, const StageMemoryInput
   }
 }
 
+// Plain PyTorch with dp > 1 runs torch DistributedDataParallel, whose reducer allocates its gradient
+// buckets once for the run, as large as all the gradients (torch/csrc/distributed/c10d/reducer.cpp,
+// initialize_buckets: one flat tensor per bucket). With gradient_as_bucket_view (off by default) the
+// parameters' .grad are views into them: the gradients are held for the run. Without it the buckets
+// come on top of the gradients.
+struct DdpBuckets {
+  double extra = 0;             // bytes beside the gradients
+  bool hold_gradients = false;  // the gradients live in the buckets for the run
+};
+DdpBuckets ddp_buckets(const Scenario& s, double gradients) {
+  const ParallelSpec& p = s.parallel;
+  if (s.training.framework != Framework::pytorch || p.dp * p.cp <= 1) return {};
+  if (s.memory.ddp_gradient_as_bucket_view) return {0.0, true};
+  return {gradients, false};
+}
+
 }  // namespace
 
 StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::int64_t micro_batches) {
@@ -120,17 +136,20 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
   const double copies = weight_copies(s, in, ps, last);
   double buffers = stage_buffers(s, in, b.layers, sa.recompute_working_set);
   const double host = offload_to_host(p, in, ps, sa.offloaded, states);
+  const DdpBuckets ddp = ddp_buckets(s, states.gradients);
 
-  if (!fw.persistent_gradients) {
+  const bool persistent_gradients = fw.persistent_gradients || ddp.hold_gradients;
+  if (!persistent_gradients) {
     peak_without_persistent_gradients(s, in, last, copies, acts, buffers, states.gradients);
   } else {
     buffers += copies;
   }
-  const double tensors = states.weights + states.gradients + states.master + states.optimizer + acts + buffers;
   // Allocator slack (docs/model.md §9): the caching allocator fragments only what is allocated and
   // freed during the step (activations, buffers, gradients freed by zero_grad); tensors allocated once
-  // for the run (weights, kept gradient buffers, master copy, optimizer states) fill their blocks.
-  const double transient = acts + buffers + (fw.persistent_gradients ? 0.0 : states.gradients);
+  // for the run (weights, kept gradient buffers, DDP's buckets, master copy, optimizer states) fill their blocks.
+  const double transient = acts + buffers + (persistent_gradients ? 0.0 : states.gradients);
+  buffers += ddp.extra;
+  const double tensors = states.weights + states.gradients + states.master + states.optimizer + acts + buffers;
   // With layer recompute the backward pass allocates each recomputed layer after the loss has freed
   // its buffers, inside the segments the loss left cached; a split segment is never returned
   // (c10/cuda/CUDACachingAllocator.cpp: release_cached_blocks frees whole free segments only), so the

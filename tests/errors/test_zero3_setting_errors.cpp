@@ -130,5 +130,30 @@ TEST(Zero3SettingErrors, FsdpVersionIsReadForFsdpAndRefusedElsewhere) {
   expect_fsdp_only("fsdp_version", "1", "3");
 }
 
+// memory.ddp_gradient_as_bucket_view is torch DDP's: plain PyTorch only, refused by name elsewhere; a value
+// that is not a boolean is refused at the key.
+TEST(Zero3SettingErrors, DdpBucketViewIsPlainPytorchsOnly) {
+  const std::string pytorch = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: pytorch}";
+  EXPECT_TRUE(test::scenario("model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + pytorch +
+                             "\nmemory: {ddp_gradient_as_bucket_view: true}\n")
+                  .memory.ddp_gradient_as_bucket_view);
+  for (const char* fw : {"megatron", "deepspeed", "fsdp"}) {
+    Yaml y;
+    y.training = std::string("{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: ") + fw + "}";
+    y.extra = "memory: {ddp_gradient_as_bucket_view: true}\n";
+    const std::string needle = "ddp_gradient_as_bucket_view: true";
+    EXPECT_TRUE(fails_at(y.str(), needle, std::string("ddp_gradient_as_bucket_view: ").size(),
+                         "memory.ddp_gradient_as_bucket_view", {std::string("framework ") + fw, "DistributedDataParallel"}))
+        << fw;
+  }
+  Yaml y;
+  y.training = pytorch;
+  y.extra = "memory: {ddp_gradient_as_bucket_view: sometimes}\n";
+  auto f = load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "memory.ddp_gradient_as_bucket_view") << f.what;
+  EXPECT_EQ(f.where.line, 6) << f.what;
+}
+
 }  // namespace
 }  // namespace tp
