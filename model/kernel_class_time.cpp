@@ -1,5 +1,6 @@
 #include "kernel_class_time.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tp {
@@ -31,6 +32,11 @@ double kernel_class_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, Ker
 Seconds kernel_class_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length) {
   const double bw = kernel_class_bandwidth(hw, gpu, k, row_length);
   return Seconds(hw.kernel_shape_of(k).latency.value + (bw > 0 ? bytes / bw : 0.0));
+}
+
+Seconds kernel_class_calls_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double calls) {
+  const double extra_calls = std::max(1.0, calls) - 1.0;
+  return kernel_class_seconds(hw, gpu, k, bytes, 0.0) + Seconds(extra_calls * hw.kernel_shape_of(k).latency.value);
 }
 
 }  // namespace tp

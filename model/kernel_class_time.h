@@ -27,4 +27,8 @@ double kernel_class_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, Ker
 // Time of one call moving `bytes` (the class's minimal traffic, calibrate/kernel_traffic.h), latency included.
 Seconds kernel_class_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length);
 
+// Time of `calls` calls of a flat class that move `bytes` between them: each call's latency, the bytes
+// once (a pass over many tensors, one kernel per tensor or per unit). calls below 1 count as 1.
+Seconds kernel_class_calls_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double calls);
+
 }  // namespace tp

@@ -16,7 +16,7 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   const double copy = 2.0 * modules.gathered * e;  // one layer's parameters (or gradients) read and written once
   // One layer's `bytes` in one kernel per unit.
   const auto seconds = [&](double bytes) {
-    return units * kernel_class_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes / units, 0.0).value;
+    return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, units).value;
   };
   if (s.memory.fsdp_version == FsdpVersion::fsdp1) return {0.0, seconds(copy)};
   const double backward_gathers = zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;

@@ -62,9 +62,7 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
   const double state = stage.optimizer.value / n / 2.0;
   const double extra = shard * (2.0 * param + 10.0 * state + element_bytes(t.grad_precision));
   const double tensors = t.optimizer_kernel == OptimizerKernel::for_loop ? parameter_tensors(g, s.parallel, stage_index) : 1.0;
-  const GpuSpec& gpu = s.cluster.gpu;
-  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
-  return kernel_class_seconds(hw, gpu, KernelClass::residual_add, extra, 0.0).value + (8.0 * tensors - 1.0) * launch;
+  return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, extra, 8.0 * tensors).value;
 }
 
 // Gradient accumulation (FrameworkRules::accumulates_gradients_in_place): every micro-batch after the
@@ -76,11 +74,8 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
   if (!framework_rules(s.training.framework).accumulates_gradients_in_place || micro_batches <= 1) return 0.0;
   const double kept = p.zero >= 2 ? params / (p.dp * p.cp) : params;
   const double bytes = 3.0 * kept * element_bytes(s.training.grad_precision);
-  const GpuSpec& gpu = s.cluster.gpu;
-  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
-  const double tensors = std::max(1.0, parameter_tensors(g, p, stage_index));
-  const double one = kernel_class_seconds(hw, gpu, KernelClass::residual_add, bytes, 0.0).value + (tensors - 1.0) * launch;
-  return (micro_batches - 1.0) * one;
+  const double tensors = parameter_tensors(g, p, stage_index);
+  return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
 }
 
 // torch DistributedDataParallel without gradient_as_bucket_view (plain PyTorch, dp > 1): each gradient is
@@ -92,11 +87,9 @@ double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Hardwa
                                double params) {
   const ParallelSpec& p = s.parallel;
   if (s.training.framework != Framework::pytorch || p.dp * p.cp <= 1 || s.memory.ddp_gradient_as_bucket_view) return 0.0;
-  const GpuSpec& gpu = s.cluster.gpu;
   const double bytes = 4.0 * params * element_bytes(s.training.grad_precision);
-  const double launch = kernel_class_seconds(hw, gpu, KernelClass::residual_add, 0.0, 0.0).value;
-  const double tensors = std::max(1.0, parameter_tensors(g, p, stage_index));
-  return kernel_class_seconds(hw, gpu, KernelClass::residual_add, bytes, 0.0).value + (2.0 * tensors - 1.0) * launch;
+  const double tensors = parameter_tensors(g, p, stage_index);
+  return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
 }  // namespace

@@ -54,6 +54,17 @@ TEST(KernelClassModel, FormulaByHand) {
   EXPECT_NEAR(kernel_class_bandwidth(hw, gpu, k, 2048), 0.5 * 3.35e12 / 2.030543, 1e6);
 }
 
+TEST(KernelClassModel, ManyCallsPayEachLatencyAndTheBytesOnce) {
+  HardwareProfile hw;
+  const GpuSpec gpu = h100().gpu;
+  const auto k = KernelClass::residual_add;
+  hw.kernel_efficiency[static_cast<size_t>(k)] = 0.5;
+  hw.kernel_shape[static_cast<size_t>(k)] = {Seconds(10e-6), 0};
+  // 1e9 B over 40 kernels at 0.5 x 3.35 TB/s: 40 x 10 us + 597.0149 us; a count below one is one call.
+  EXPECT_NEAR(kernel_class_calls_seconds(hw, gpu, k, 1e9, 40).value, 40 * 10e-6 + 597.0149e-6, 1e-9);
+  EXPECT_NEAR(kernel_class_calls_seconds(hw, gpu, k, 1e9, 0).value, 10e-6 + 597.0149e-6, 1e-9);
+}
+
 TEST(KernelClassModel, AdamwBytesPerParameterFollowTheStateDtype) {
   // fused_ref.py: bytes_moved = params x element bytes x 7 (read p, g, m, v; write p, m, v): 28 B per
   // parameter with fp32 states, 14 B with bf16 ones. The import keeps them, and kernel_traffic agrees.
