@@ -119,17 +119,14 @@ double window(int overlap, bool backward, const OpTimes& compute, bool overlap_t
 }  // namespace
 
 double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters) {
-  const CommCall& call = c.call(pass, l.sp);
-  if (!applies(c, l) || call.count <= 0) return 0.0;
-  return repeats(c, call, l) * one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters));
+  return comm_seconds_in_calls(c, pass, l, stage_parameters, 1.0);
 }
 
 double comm_seconds_in_calls(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters, double calls) {
-  if (calls <= 1.0) return comm_seconds(c, pass, l, stage_parameters);
   const CommCall& call = c.call(pass, l.sp);
   if (!applies(c, l) || call.count <= 0) return 0.0;
-  const double one = one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters) / calls);
-  return repeats(c, call, l) * calls * one;
+  const double n = std::max(1.0, calls);
+  return repeats(c, call, l) * n * one_collective(call.kind, c.group, l, comm_bytes(c, l, stage_parameters) / n);
 }
 
 LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const OpTimes& compute, bool overlap_tp_comm) {

@@ -46,7 +46,7 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters = 
 double comm_seconds(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters = 0.0);
 
 // The same bytes issued as `calls` collectives of equal size (ZeRO-3's per-unit gathers and
-// reduce-scatters): each pays its own latency. calls <= 1 is comm_seconds.
+// reduce-scatters): each pays its own latency. calls <= 1 is one collective, comm_seconds.
 double comm_seconds_in_calls(const Comm& c, CommPass pass, const CommLayout& l, double stage_parameters, double calls);
 
 // Exposed communication of one layer for one micro-batch, per group and pass: per overlap window,

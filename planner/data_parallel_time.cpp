@@ -48,9 +48,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
   double dp_exposed = 0;
   // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
-  const double units = p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] *
-                                         (zero3_units.settings.whole_layers ? 1.0 : static_cast<double>(zero3_units.modules.count))
-                                   : 1.0;
+  const double units =
+      p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
   const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - reduce_overlap_window(p, m, worst_b, reduce)) : reduce;

@@ -10,7 +10,7 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks <= 1) return {};
   const Zero3Settings& z = zero3.settings;
   const Zero3Modules& modules = zero3.modules;
-  const double units = z.whole_layers ? 1.0 : static_cast<double>(modules.count);
+  const double units = zero3.units_per_layer();
   if (modules.gathered <= 0 || units <= 0) return {};
   const double e = parameter_bytes(t);  // the gather's element bytes (planner/comm_time.cpp, CommBytes::weights)
   const double copy = 2.0 * modules.gathered * e;  // one layer's parameters (or gradients) read and written once

@@ -85,10 +85,9 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
 // over the gradients, one kernel per parameter tensor each.
 double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                double params) {
-  const ParallelSpec& p = s.parallel;
-  if (s.training.framework != Framework::pytorch || p.dp * p.cp <= 1 || s.memory.ddp_gradient_as_bucket_view) return 0.0;
+  if (!runs_ddp(s) || s.memory.ddp_gradient_as_bucket_view) return 0.0;
   const double bytes = 4.0 * params * element_bytes(s.training.grad_precision);
-  const double tensors = parameter_tensors(g, p, stage_index);
+  const double tensors = parameter_tensors(g, s.parallel, stage_index);
   return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 

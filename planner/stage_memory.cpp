@@ -90,8 +90,7 @@ struct DdpBuckets {
   bool hold_gradients = false;  // the gradients live in the buckets for the run
 };
 DdpBuckets ddp_buckets(const Scenario& s, double gradients) {
-  const ParallelSpec& p = s.parallel;
-  if (s.training.framework != Framework::pytorch || p.dp * p.cp <= 1) return {};
+  if (!runs_ddp(s)) return {};
   if (s.memory.ddp_gradient_as_bucket_view) return {0.0, true};
   return {gradients, false};
 }

@@ -54,6 +54,8 @@ Zero3Modules zero3_modules(const std::vector<Op>& layer, int tp, int ep, double 
 struct Zero3Layer {
   Zero3Settings settings;
   Zero3Modules modules;
+  // Units gathered (and reduce-scattered, and copied) one at a time per layer: the whole layer, or each module.
+  double units_per_layer() const { return settings.whole_layers ? 1.0 : static_cast<double>(modules.count); }
 };
 Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, int ep);
 
