@@ -75,6 +75,7 @@ const FrameworkRules kRules[] = {
     {.framework = Framework::fsdp,
      .name = "fsdp",
      .persistent_gradients = false,
+     .sharded_parameter_is_master = true,
      .source = "FSDP2 fully_shard + torchtitan models/llama3/model.py",
      .reduce_every_micro_batch = true,  // no no_sync / set_requires_gradient_sync(False) unless asked
      .accumulates_gradients_in_place = true},

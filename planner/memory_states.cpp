@@ -104,7 +104,8 @@ double zero_sharded_bytes(const StateBytesPerParam& sb, const ParamShare& ps, do
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps) {
   const int zero = s.parallel.zero;
   ModelStates st;
-  st.weights = zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
+  const bool master_is_the_shard = zero >= 3 && sb.master > 0 && framework_rules(s.training.framework).sharded_parameter_is_master;
+  st.weights = master_is_the_shard ? 0.0 : zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
   st.gradients = zero_sharded_bytes(sb, ps, sb.gradients, zero >= 2);
   st.master = zero_sharded_bytes(sb, ps, sb.master, zero >= 1);
   st.optimizer = s.training.optimizer == Optimizer::adafactor

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes scenarios/validation/h100-pytorch/*.yaml from h100-pytorch-steps.json (copied from
-shared/validation, measured on one H100 SXM with PyTorch 2.11 + transformers 5.17): one scenario per
-measured configuration, its model taken from the case's Hugging Face config, and index.yaml with what
-was measured. Run from the repository root: python3 scripts/h100_pytorch_scenarios.py"""
+shared/validation, measured on one H100 SXM with PyTorch 2.11 + transformers 5.17) and from the plain-loop
+cases of h100-framework-steps.json (scripts/h100_framework_steps.py, the project's own measurement on one
+H100: gradient accumulation over micro-batches): one scenario per measured configuration, its model taken
+from the case's Hugging Face config, and index.yaml with what was measured. Run from the repository root:
+python3 scripts/h100_pytorch_scenarios.py"""
 import json
 import os
 
@@ -29,35 +31,43 @@ def flow(d):
     return "{" + ", ".join("%s: %s" % (k, str(v).lower() if isinstance(v, bool) else v) for k, v in d.items()) + "}"
 
 
+def case_text(c, source):
+    """One case's scenario file: the model from its Hugging Face config, the training loop of its method."""
+    amp = c["mode"] == "amp"
+    micro_batches = c.get("micro_batches", 1)
+    training = {"framework": "pytorch", "precision": "bf16", "autocast": amp,
+                "compile": bool(c.get("compiled")), "sequence_length": c["seq"],
+                "micro_batch": c["micro_batch"], "global_batch": c["micro_batch"] * micro_batches,
+                "optimizer": "adamw",
+                "optimizer_kernel": "fused",  # the files' method: AdamW(fused=True)
+                "flash_attention": True}
+    if c.get("grad_ckpt"):
+        # train_ref.py: gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # on torch 2.11: torch.utils.checkpoint's early stop (on by default since torch 2.1)
+        training["checkpoint_early_stop"] = True
+    parallel = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "full" if c.get("grad_ckpt") else "none"}
+    return "\n".join(["# %s: %s (%s)" % (c["name"], c["mode"], source), "name: h100 pytorch %s" % c["name"],
+                      "model: " + flow(model_of(c["config"])), "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}",
+                      "training: " + flow(training), "parallel: " + flow(parallel), ""])
+
+
 def main():
-    steps = json.load(open(os.path.join(DIR, "h100-pytorch-steps.json")))
-    index = ["# Real single-H100 training steps (h100-pytorch-steps.json in this folder; method in the file).",
+    index = ["# Real single-H100 training steps (h100-pytorch-steps.json and the plain-loop cases of",
+             "# h100-framework-steps.json in this folder; method in each file).",
              "# step_seconds: median step; peak_allocated_bytes: torch.cuda.max_memory_allocated (no CUDA context),",
              "# compared with memory total - overhead; oom: the configuration did not fit.", "runs:"]
-    for c in steps["cases"]:
-        amp = c["mode"] == "amp"
-        training = {"framework": "pytorch", "precision": "bf16", "autocast": amp,
-                    "compile": bool(c.get("compiled")), "sequence_length": c["seq"],
-                    "micro_batch": c["micro_batch"], "global_batch": c["micro_batch"], "optimizer": "adamw",
-                    "optimizer_kernel": "fused",  # the file's method: AdamW(fused=True)
-                    "flash_attention": True}
-        if c["grad_ckpt"]:
-            # train_ref.py: gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-            # on torch 2.11: torch.utils.checkpoint's early stop (on by default since torch 2.1)
-            training["checkpoint_early_stop"] = True
-        parallel = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "full" if c["grad_ckpt"] else "none"}
-        text = ["# %s: %s (h100-pytorch-steps.json)" % (c["name"], c["mode"]),
-                "name: h100 pytorch %s" % c["name"], "model: " + flow(model_of(c["config"])),
-                "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}",
-                "training: " + flow(training), "parallel: " + flow(parallel), ""]
-        open(os.path.join(DIR, c["name"] + ".yaml"), "w").write("\n".join(text))
-        index.append("- scenario: %s.yaml" % c["name"])
-        index.append("  parameters: %d" % c["params"])
-        if c.get("oom"):
-            index.append("  oom: true")
-        else:
-            index.append("  step_seconds: %r" % c["step_s_median"])
-            index.append("  peak_allocated_bytes: %d" % c["peak_allocated"])
+    for source in ("h100-pytorch-steps.json", "h100-framework-steps.json"):
+        for c in json.load(open(os.path.join(DIR, source)))["cases"]:
+            if c.get("loop", "plain") != "plain":
+                continue  # DDP and FSDP2 at world size 1: tests/validation/test_h100_framework_steps.cpp
+            open(os.path.join(DIR, c["name"] + ".yaml"), "w").write(case_text(c, source))
+            index.append("- scenario: %s.yaml" % c["name"])
+            index.append("  parameters: %d" % c["params"])
+            if c.get("oom"):
+                index.append("  oom: true")
+            else:
+                index.append("  step_seconds: %r" % c["step_s_median"])
+                index.append("  peak_allocated_bytes: %d" % c["peak_allocated"])
     open(os.path.join(DIR, "index.yaml"), "w").write("\n".join(index) + "\n")
 
 

@@ -145,7 +145,9 @@ TEST(PytorchH100, StepTime) {
     std::printf("%-30s %12.4f %12.4f %7.2f%%\n", file.c_str(), rows.back().measured, rows.back().predicted,
                 100 * rows.back().error());
   }
-  ASSERT_EQ(rows.size(), 7u);
+  // 7 cases of h100-pytorch-steps.json, 8 plain-loop cases of h100-framework-steps.json (held out: measured
+  // after the rules they check were written; 3.4 % mean, 7.6 % max over the 15)
+  ASSERT_EQ(rows.size(), 15u);
   double mean = 0, worst = 0;
   print_summary("step time (median measured step)", rows, mean, worst);
   EXPECT_LE(mean, 0.04);
