@@ -7,7 +7,11 @@ namespace tp {
 FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const HardwareProfile& hw, int sharding_ranks) {
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
-  if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks <= 1) return {};
+  // FSDP1 on one rank switches to NO_SHARD (fully_sharded_data_parallel.py: "switching to use NO_SHARD
+  // instead ... since the world size is 1"); FSDP2 gathers and reduces through its buffers whatever the
+  // world size (measured at world size 1: h100-framework-steps.json, chunk_cat and split copies).
+  const bool fsdp1 = s.memory.fsdp_version == FsdpVersion::fsdp1;
+  if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks < (fsdp1 ? 2 : 1)) return {};
   const Zero3Settings& z = zero3.settings;
   const Zero3Modules& modules = zero3.modules;
   const double units = zero3.units_per_layer();
@@ -18,7 +22,7 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   const auto seconds = [&](double bytes) {
     return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, units).value;
   };
-  if (s.memory.fsdp_version == FsdpVersion::fsdp1) return {0.0, seconds(copy)};
+  if (fsdp1) return {0.0, seconds(copy)};
   const double backward_gathers = zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
   const double reduce_copy_in = modules.gathered * (e + element_bytes(t.grad_precision));
   return {seconds(copy), backward_gathers * seconds(copy) + seconds(reduce_copy_in)};

@@ -41,6 +41,8 @@ def case_text(c, source):
                 "optimizer": "adamw",
                 "optimizer_kernel": "fused",  # the files' method: AdamW(fused=True)
                 "flash_attention": True}
+    if c.get("attention_kernel"):
+        training["attention_kernel"] = c["attention_kernel"]  # the SDPA backend the case ran (its file's notes)
     if c.get("grad_ckpt"):
         # train_ref.py: gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         # on torch 2.11: torch.utils.checkpoint's early stop (on by default since torch 2.1)

@@ -76,11 +76,20 @@ TEST(FsdpCopies, SubmoduleUnitsLaunchOneKernelEach) {
   EXPECT_NEAR(units.copies.backward, n * units.copy(2 * kLayerParams * 2 / n), 1e-12);
 }
 
-TEST(FsdpCopies, NoneWithoutFsdpShardingOverSeveralRanks) {
+// FSDP2 copies through its buffers on one rank as on many (measured at world size 1 on an H100:
+// h100-framework-steps.json, test_h100_framework_steps.cpp): the same per-GPU copies; FSDP1 on one rank runs
+// NO_SHARD and has none; DeepSpeed has none.
+TEST(FsdpCopies, Fsdp2OnOneRankFsdp1AndDeepSpeedNone) {
   const Scenario s = test::scenario(kBase);
   const HardwareProfile hw = default_profile(s.cluster.gpu);
-  const FsdpCopies one_rank = copies_of(s, hw, 1);
-  EXPECT_EQ(one_rank.forward + one_rank.backward, 0.0);
+  const FsdpCopies one_rank = copies_of(s, hw, 1), many = copies_of(s, hw, s.parallel.dp);
+  EXPECT_GT(one_rank.forward, 0.0);
+  EXPECT_EQ(one_rank.forward, many.forward);
+  EXPECT_EQ(one_rank.backward, many.backward);
+  const Scenario fsdp1 = test::scenario(kBase + "memory: {fsdp_version: 1}\n");
+  const FsdpCopies fsdp1_one_rank = copies_of(fsdp1, hw, 1);
+  EXPECT_EQ(fsdp1_one_rank.forward + fsdp1_one_rank.backward, 0.0);
+  EXPECT_GT(copies_of(fsdp1, hw, fsdp1.parallel.dp).backward, 0.0);
   const Scenario ds = test::scenario(
       "model: llama3-8b\ncluster: {preset: dgx-h100, nodes: 4}\n"
       "training: {framework: deepspeed, sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
