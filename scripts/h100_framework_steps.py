@@ -127,18 +127,45 @@ def first_step(model, ids, mode, loop, m):
             print("fused AdamW refused (%r): foreach" % e, flush=True)
 
 
+def gpu_timeline(prof):
+    """Kernel count, and the GPU's busy and idle time between the step's first and last kernel (the union of
+    the kernels' intervals against their span): what the step's wall time adds to its kernel time."""
+    spans = []
+    try:
+        for e in prof.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start:
+                spans.append((e.time_range.start, e.time_range.end))
+    except AttributeError:  # a torch whose events do not carry device time ranges
+        return {}
+    if not spans:
+        return {}
+    spans.sort()
+    busy, cur_start, cur_end = 0.0, spans[0][0], spans[0][1]
+    for start, end in spans[1:]:
+        if start > cur_end:
+            busy += cur_end - cur_start
+            cur_start, cur_end = start, end
+        else:
+            cur_end = max(cur_end, end)
+    busy += cur_end - cur_start
+    span = spans[-1][1] - spans[0][0]
+    return {"kernels": len(spans), "span_s": span / 1e6, "busy_s": busy / 1e6, "idle_s": (span - busy) / 1e6}
+
+
 def by_class(step):
+    """CUDA kernel time and calls per kernel class over one profiled step, the top kernels, the GPU timeline."""
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
-    classes, top = {}, {}
+    classes, calls, top = {}, {}, {}
     for e in prof.key_averages():
         dt = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
         if e.device_type == torch.autograd.DeviceType.CUDA and dt > 0:
             k = kernel_class(e.key)
             classes[k] = classes.get(k, 0) + dt / 1e6
+            calls[k] = calls.get(k, 0) + e.count
             top[e.key[:90]] = dt / 1e6
-    return classes, dict(sorted(top.items(), key=lambda kv: -kv[1])[:15])
+    return classes, calls, dict(sorted(top.items(), key=lambda kv: -kv[1])[:15]), gpu_timeline(prof)
 
 
 def measure(name, model_name, seq, micro_batch, mode, loop, m):
@@ -169,7 +196,7 @@ def measure(name, model_name, seq, micro_batch, mode, loop, m):
     rec["step_s_median"], rec["step_s_min"] = times[len(times) // 2], times[0]
     rec["peak_allocated"] = torch.cuda.max_memory_allocated()
     rec["peak_reserved"] = torch.cuda.max_memory_reserved()
-    rec["kernel_s_by_class"], rec["top_kernels_s"] = by_class(step)
+    rec["kernel_s_by_class"], rec["kernel_calls_by_class"], rec["top_kernels_s"], rec["gpu_timeline"] = by_class(step)
     rec["kernel_s"] = sum(rec["kernel_s_by_class"].values())
     print("%s: step %.1f ms, peak %.2f GiB, kernels %.1f ms %s" % (
         name, rec["step_s_median"] * 1e3, rec["peak_allocated"] / 2**30, rec["kernel_s"] * 1e3,
@@ -188,7 +215,8 @@ METHOD = ("one GPU, one process per case (torch.distributed world size 1, NCCL; 
           "FSDP2 set_requires_gradient_sync(False)); each micro-batch's loss scaled by 1/micro_batches and "
           "backpropagated; one optimizer step per step; step time = median of 8 steps after 3 warm-up steps; peak = "
           "torch.cuda.max_memory_allocated/reserved over those steps; kernel_s_by_class = torch.profiler CUDA time "
-          "of one more step")
+          "of one more step, kernel_calls_by_class its kernel launches, gpu_timeline its kernels' span, busy and "
+          "idle time")
 
 
 def measure_one(name):
