@@ -113,14 +113,14 @@ inline bool host_gradient_copy_holds_backward(const FrameworkRules& fw, const Pa
   return fw.host_gradient_copy_blocks && p.zero >= 3 && p.offload_optimizer == OffloadTarget::cpu;
 }
 
-// Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
-// (`overlap.grad_reduce`) and the backward does not wait for it.
 // Plain PyTorch over more than one data-parallel rank runs torch DistributedDataParallel (its buckets: the
 // memory in stage_memory.cpp, the copies in optimizer_time.cpp; docs/model.md §9, "DDP's buckets").
 inline bool runs_ddp(const Scenario& s) {
   return s.training.framework == Framework::pytorch && s.parallel.dp * s.parallel.cp > 1;
 }
 
+// Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
+// (`overlap.grad_reduce`) and the backward does not wait for it.
 inline bool gradient_reduce_overlaps(const FrameworkRules& fw, const ParallelSpec& p) {
   return p.overlap_grad_reduce && !host_gradient_copy_holds_backward(fw, p);
 }

@@ -86,10 +86,14 @@ ParamShare stage_param_share(const ModelParamShares& shares, int layers, bool fi
 StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   const TrainingSpec& t = s.training;
   StateBytesPerParam sb;
-  sb.weights = parameter_bytes(t);  // autocast keeps fp32 parameters
+  const double parameter = parameter_bytes(t);  // autocast keeps fp32 parameters
   sb.gradients = element_bytes(t.grad_precision);
   sb.master = master_bytes(t);
-  sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, sb.weights);
+  sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, parameter);
+  // FSDP's sharded parameter under ZeRO-3 is its master copy: no 16-bit shard is held (framework_rules.h).
+  const bool master_is_the_shard =
+      s.parallel.zero >= 3 && sb.master > 0 && framework_rules(t.framework).sharded_parameter_is_master;
+  sb.weights = master_is_the_shard ? 0.0 : parameter;
   sb.dense_shard = static_cast<double>(s.parallel.dp) * s.parallel.cp;  // Megatron shards over the data x context group
   sb.expert_shard = std::max(1.0, sb.dense_shard / s.parallel.ep);
   return sb;
@@ -104,8 +108,7 @@ double zero_sharded_bytes(const StateBytesPerParam& sb, const ParamShare& ps, do
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps) {
   const int zero = s.parallel.zero;
   ModelStates st;
-  const bool master_is_the_shard = zero >= 3 && sb.master > 0 && framework_rules(s.training.framework).sharded_parameter_is_master;
-  st.weights = master_is_the_shard ? 0.0 : zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
+  st.weights = zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
   st.gradients = zero_sharded_bytes(sb, ps, sb.gradients, zero >= 2);
   st.master = zero_sharded_bytes(sb, ps, sb.master, zero >= 1);
   st.optimizer = s.training.optimizer == Optimizer::adafactor

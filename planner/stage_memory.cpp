@@ -26,7 +26,7 @@ double stage_buffers(const Scenario& s, const StageMemoryInputs& in, int layers,
   double buffers = recompute_working_set;
   if (p.pp > 1) buffers += 2.0 * in.activations.boundary;
   if (p.zero >= 2) buffers += 2.0 * s.memory.comm_bucket.value;
-  if (p.zero >= 3) buffers += (in.gathered_params + layers * in.persistent_params) * in.state_bytes.weights;
+  if (p.zero >= 3) buffers += (in.gathered_params + layers * in.persistent_params) * parameter_bytes(s.training);
   return buffers;
 }
 

@@ -15,8 +15,8 @@ const std::string kModel = "model: llama3-8b\ncluster: {preset: dgx-h100, nodes:
 const std::string kLayout = "parallel: {tp: 1, pp: 1, dp: 8}\n";
 
 // Bytes per parameter of the plan's checkpoint.
-double checkpoint_bytes_per_param(const std::string& training) {
-  const Scenario s = test::scenario(kModel + training + kLayout);
+double checkpoint_bytes_per_param(const std::string& training, const std::string& layout = kLayout) {
+  const Scenario s = test::scenario(kModel + training + layout);
   const Plan p = make_plan(s, default_profile(s.cluster.gpu));
   return p.checkpoint_bytes.value / static_cast<double>(p.estimate.parameters_total);
 }
@@ -40,6 +40,18 @@ TEST(CheckpointSize, StatesInTheParameterDtypeHalveAdamsMoments) {
   EXPECT_DOUBLE_EQ(checkpoint_bytes_per_param("training: {framework: pytorch, precision: bf16, master_weights: none, "
                                               "optimizer: adamw, optimizer_state_precision: same}\n"),
                    2.0 + 4.0);
+}
+
+TEST(CheckpointSize, FsdpShardsItsMasterCopyAndNoSixteenBitWeights) {
+  // FSDP under ZeRO-3: the sharded parameter is the fp32 master (framework_rules.h,
+  // sharded_parameter_is_master), so 4 B + 8 B Adam moments; DeepSpeed's ZeRO-3 keeps a 16-bit partition
+  // beside its fp32 one: 2 + 4 + 8 B.
+  const std::string zero3 = "parallel: {tp: 1, pp: 1, dp: 8, zero: 3}\n";
+  EXPECT_DOUBLE_EQ(checkpoint_bytes_per_param("training: {framework: fsdp, precision: bf16, optimizer: adamw}\n", zero3),
+                   4.0 + 8.0);
+  EXPECT_DOUBLE_EQ(
+      checkpoint_bytes_per_param("training: {framework: deepspeed, precision: bf16, optimizer: adamw}\n", zero3),
+      2.0 + 4.0 + 8.0);
 }
 
 }  // namespace
