@@ -30,8 +30,9 @@ namespace {
 const std::string kDir = "scenarios/validation/h100-pytorch/";
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::map<std::string, YAML::Node> measured_cases() {
-  const YAML::Node data = YAML::LoadFile(test::source_path(kDir + "h100-framework-steps.json"));
+YAML::Node measured_file() { return YAML::LoadFile(test::source_path(kDir + "h100-framework-steps.json")); }
+
+std::map<std::string, YAML::Node> measured_cases(const YAML::Node& data) {
   std::map<std::string, YAML::Node> cases;
   for (const YAML::Node& c : data["cases"]) cases[c["name"].as<std::string>()] = c;
   return cases;
@@ -55,24 +56,25 @@ Predicted predict(const Scenario& s) {
           (e.memory.weights + e.memory.master_weights + e.memory.optimizer).value, t.optimizer.value, t.step.value};
 }
 
-// The plain case's scenario (a file of the validation set) at dp 1, and the same per-GPU work at dp 2 (DDP).
-Scenario plain_scenario(const std::string& plain, int dp, int micro_batches) {
-  const Scenario one = load_scenario_file(test::source_path(kDir + plain + ".yaml"));
-  return load_scenario_file(test::source_path(kDir + plain + ".yaml"),
+// The scenario of a measured case's plain loop (a file of the validation set) at dp 1, and the same per-GPU
+// work at dp 2 (DDP).
+Scenario plain_scenario(const std::string& name, const YAML::Node& c, int dp) {
+  const int batch = c["micro_batch"].as<int>() * c["micro_batches"].as<int>() * dp;
+  return load_scenario_file(test::source_path(kDir + plain_name(name) + ".yaml"),
                             {"cluster.gpus_per_node=" + std::to_string(dp), "parallel.dp=" + std::to_string(dp),
-                             "training.global_batch=" + std::to_string(one.training.micro_batch * micro_batches * dp)});
+                             "training.global_batch=" + std::to_string(batch)});
 }
 
 TEST(H100FrameworkSteps, DdpBucketsHoldOneGradientCopy) {
-  const auto cases = measured_cases();
-  const YAML::Node shared = YAML::LoadFile(test::source_path(kDir + "h100-framework-steps.json"))["ddp_shared_process"];
+  const YAML::Node data = measured_file();
+  const auto cases = measured_cases(data);
+  const YAML::Node shared = data["ddp_shared_process"];
   int checked = 0;
   std::printf("\n%-38s %12s %12s %8s %12s %12s %8s\n", "DDP case", "between GiB", "predicted", "error", "peak GiB",
               "predicted", "error");
   for (const auto& [name, c] : cases) {
     if (c["loop"].as<std::string>().rfind("ddp", 0) != 0) continue;
-    const int m = c["micro_batches"].as<int>();
-    const Scenario dp1 = plain_scenario(plain_name(name), 1, m), dp2 = plain_scenario(plain_name(name), 2, m);
+    const Scenario dp1 = plain_scenario(name, c, 1), dp2 = plain_scenario(name, c, 2);
     ASSERT_TRUE(runs_ddp(dp2) && !runs_ddp(dp1)) << name;
     const Predicted p1 = predict(dp1), p2 = predict(dp2);
     // The buckets alone: measured as what the DDP case holds between steps over what the plain case holds
@@ -108,7 +110,7 @@ TEST(H100FrameworkSteps, DdpBucketsHoldOneGradientCopy) {
 // A loop that synchronises every micro-batch pays them per micro-batch
 // (llama1b-s2048-mb2x4-amp-ddp: +27.4 ms = 4 x 6.9); not modelled (docs/model.md §9).
 TEST(H100FrameworkSteps, DdpCopiesTwicePerStep) {
-  const auto cases = measured_cases();
+  const auto cases = measured_cases(measured_file());
   int checked = 0;
   std::printf("\n%-38s %14s %14s %8s\n", "DDP case (once per step)", "measured ms", "predicted ms", "error");
   for (const auto& [name, c] : cases) {
@@ -116,8 +118,7 @@ TEST(H100FrameworkSteps, DdpCopiesTwicePerStep) {
     const int m = c["micro_batches"].as<int>();
     if (loop.rfind("ddp", 0) != 0 || (loop == "ddp" && m > 1)) continue;
     const double measured = c["kernel_s"].as<double>() - cases.at(plain_name(name))["kernel_s"].as<double>();
-    const double predicted = predict(plain_scenario(plain_name(name), 2, m)).optimizer -
-                             predict(plain_scenario(plain_name(name), 1, m)).optimizer;
+    const double predicted = predict(plain_scenario(name, c, 2)).optimizer - predict(plain_scenario(name, c, 1)).optimizer;
     std::printf("%-38s %14.2f %14.2f %7.1f%%\n", name.c_str(), 1e3 * measured, 1e3 * predicted,
                 100 * (predicted / measured - 1));
     EXPECT_LT(std::abs(predicted / measured - 1), 0.40) << name;
@@ -126,13 +127,12 @@ TEST(H100FrameworkSteps, DdpCopiesTwicePerStep) {
   EXPECT_EQ(checked, 4);
 }
 
-Scenario fsdp2_scenario(int micro_batches) {
-  const Scenario plain = load_scenario_file(test::source_path(kDir + "llama1b-s2048-mb2-amp.yaml"));
+Scenario fsdp2_scenario(const YAML::Node& c) {
   // The measured loop: fully_shard with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), no autocast.
+  const int batch = c["micro_batch"].as<int>() * c["micro_batches"].as<int>();
   return load_scenario_file(test::source_path(kDir + "llama1b-s2048-mb2-amp.yaml"),
                             {"training.framework=fsdp", "training.autocast=false", "training.grad_precision=fp32",
-                             "parallel.zero=3",
-                             "training.global_batch=" + std::to_string(plain.training.micro_batch * micro_batches)});
+                             "parallel.zero=3", "training.global_batch=" + std::to_string(batch)});
 }
 
 // FSDP2 on one GPU holds 12 B per parameter between steps (the fp32 shard and AdamW's two fp32 states: 13.87
@@ -142,13 +142,13 @@ Scenario fsdp2_scenario(int micro_batches) {
 // -1.9 %, -3.8 % and +1.9 % (the copies around FSDP2's collectives, which it runs at world size 1 too, in
 // every micro-batch; -6.2 / -8.3 / -2.9 % before they were counted there, planner/fsdp_copies.cpp).
 TEST(H100FrameworkSteps, Fsdp2KeepsTheFp32ShardAsItsMaster) {
-  const auto cases = measured_cases();
+  const auto cases = measured_cases(measured_file());
   std::printf("\n%-36s %10s %10s %10s %10s %12s %12s\n", "FSDP2 case", "between", "predicted", "peak GiB",
               "predicted", "kernels ms", "predicted");
   int checked = 0;
   for (const auto& [name, c] : cases) {
     if (c["loop"].as<std::string>().rfind("fsdp2", 0) != 0) continue;
-    const Scenario s = fsdp2_scenario(c["micro_batches"].as<int>());
+    const Scenario s = fsdp2_scenario(c);
     const Predicted p = predict(s);
     const double between = c["mem_after_first_step"].as<double>(), peak = c["peak_allocated"].as<double>();
     const double kernels = c["kernel_s"].as<double>();
