@@ -169,11 +169,17 @@ void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelS
   // the training dtype), counted from the torch ops of the modules named above.
   r.eager_kernels = true;
   if (m.norm == Norm::rmsnorm && !t.fused_norm) {
-    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against 4 B
-    // minimal (9 passes); under autocast the tensor is fp32 already (28 B against 8 B: 3.5 passes).
-    // A fused norm (training.fused_norm) keeps the defaults: one kernel, one pass, each way.
-    r.norm_passes = t.autocast ? 3.5 : 9.0;
-    r.norm_kernels = 6;
+    // to(fp32), pow, mean, mul(rsqrt), to(dtype), mul(weight): 36 B per element in bf16 against the op's
+    // 4 B minimal (read and write 16 bits: 9 passes). Under autocast the residual stream it reads is fp32
+    // already and both casts are no-ops: pow 8, mean 4, mul 8, mul(weight) 8 = 28 B (7 passes, 4 kernels).
+    r.norm_passes = t.autocast ? 7.0 : 9.0;
+    r.norm_kernels = t.autocast ? 4 : 6;
+  } else if (t.autocast) {
+    // One norm kernel (F.layer_norm, or training.fused_norm) under autocast: layer_norm is among the
+    // "CUDA ops that can autocast to float32" (torch.amp documentation; aten/src/ATen/autocast_mode.cpp)
+    // and its input, the residual stream, is fp32: it reads and writes 4 B per element against the op's
+    // 16-bit minimal (2 passes), each way.
+    r.norm_passes = 2.0;
   }
   if (m.activation == Activation::gelu_tanh) {
     // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
@@ -186,9 +192,13 @@ void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelS
   // Residual add of a 16-bit GEMM output into the fp32 stream under autocast: 2 + 4 read, 4 written
   // against 6 B minimal.
   r.residual_passes = t.autocast ? 10.0 / 6.0 : 1.0;
-  // rotate_half RoPE on q and k: mul(cos), slice+neg, cat, mul(sin), add: ~5 passes.
-  r.rotary_passes = 5.0;
-  r.rotary_kernels = 10;
+  // rotate_half RoPE on q and k (Hugging Face apply_rotary_pos_emb), per element against the 4 B minimal:
+  // mul(cos) 2+2, neg of one half 1+1, cat 2+2, mul(sin) 2+2, add 4+2 = 20 B (5 passes, 5 kernels per
+  // tensor). Under autocast cos and sin are fp32 (the rotary module returns them in the dtype of the fp32
+  // hidden states) and the products promote: mul(cos) 2+4, neg 1+1, cat 2+2, mul(sin) 2+4, add 8+4, then
+  // SDPA, on autocast's 16-bit list, casts the fp32 q and k back (4+2): 36 B (9 passes, 6 kernels).
+  r.rotary_passes = t.autocast ? 9.0 : 5.0;
+  r.rotary_kernels = t.autocast ? 12 : 10;
   r.casts_per_norm_output = t.autocast ? 1.0 : 0.0;
   // gelu_new's output is fp32 under autocast (fp32 tanh promotes the product): c_proj casts it.
   r.casts_after_activation = t.autocast && m.activation == Activation::gelu_tanh ? 1.0 : 0.0;

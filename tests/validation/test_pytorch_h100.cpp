@@ -122,20 +122,15 @@ TEST(PytorchH100, PeakAllocatedMemoryAndOutOfMemoryVerdict) {
 }
 
 // Step time against the median measured step, with the committed measured H100 profile
-// (scenarios/profiles/h100-sxm.yaml). Target of the issue: mean <= 5 %, max <= 10 %. The seven cases of
-// h100-pytorch-steps.json: mean 3.1 %, max 7.6 % (target met). With the eight held-out plain-loop cases of
-// h100-framework-steps.json (measured later, on a machine whose cuDNN 9.19 made PyTorch's SDPA run cuDNN's
-// attention: their scenarios say training.attention_kernel: cudnn): mean 4.0 %, max 10.3 %, asserted at
-// 4.5 % / 11 % so that a regression fails; the max misses the target by 0.3 points. Those autocast cases
-// are 4-10 % fast against the wall step but within 4 % of the profiled kernel time: the rest is host time
-// between kernels (wall - kernels = 5-8 ms per micro-batch in every case, whatever the layers or the
-// tokens), which the planner does not model (docs/model.md §20). Before the
-// output layer's misaligned GEMMs were timed at cuBLAS' align1 fallback rate (GPT-2's unpadded vocabulary
-// of 50,257, docs/model.md §20) the GPT-2 autocast cases were 13-14 % fast: mean 6.4 %, max 14.2 %.
-// The largest misses, llama1b-s4096-mb2 at -7.6 % and gpt2-1.5b-s1024-mb4 at -6.2 %, are mostly host time:
-// gpt2-1.5b's kernels sum to 226 ms (h100-pytorch-kernel-time.json, less the profiler's Optimizer.step
-// range) against 228 ms predicted and a 243 ms step. (5.4 % / 12.2 % before the kernel classes got their latency term; docs/calibration.md,
-// "The kernel-class model".)
+// (scenarios/profiles/h100-sxm.yaml). Target of the issue, asserted: mean <= 5 %, max <= 10 %. The seven
+// cases of h100-pytorch-steps.json and the eight plain-loop cases of h100-framework-steps.json (measured
+// later, on a machine whose cuDNN 9.19 made PyTorch's SDPA run cuDNN's attention: their scenarios say
+// training.attention_kernel: cudnn): mean 2.6 %, max 6.0 %. Before the norms under autocast were counted
+// reading and writing the fp32 residual stream (docs/model.md §20; tests/unit/test_autocast_kernels.cpp) the
+// autocast cases were 3-10 % fast: mean 4.0 %, max 10.3 %. Before the output layer's misaligned GEMMs were
+// timed at cuBLAS' align1 fallback rate (GPT-2's unpadded vocabulary of 50,257, docs/model.md §20) the
+// GPT-2 autocast cases were 13-14 % fast: mean 6.4 %, max 14.2 %. (5.4 % / 12.2 % before the kernel classes
+// got their latency term; docs/calibration.md, "The kernel-class model".)
 TEST(PytorchH100, StepTime) {
   const YAML::Node index = YAML::LoadFile(test::source_path(kDir + "index.yaml"));
   std::vector<Row> rows;
@@ -156,8 +151,8 @@ TEST(PytorchH100, StepTime) {
   ASSERT_EQ(rows.size(), 15u);
   double mean = 0, worst = 0;
   print_summary("step time (median measured step)", rows, mean, worst);
-  EXPECT_LE(mean, 0.045);
-  EXPECT_LE(worst, 0.11);
+  EXPECT_LE(mean, 0.05);
+  EXPECT_LE(worst, 0.10);
 }
 
 }  // namespace
