@@ -254,8 +254,8 @@ ParallelSpec read_parallel(MapReader& r) {
   }
   if (r.has("overlap")) {
     MapReader o(r.node("overlap"), r.field("overlap"), r.file());
-    p.overlap_grad_reduce = o.boolean("grad_reduce", p.overlap_grad_reduce);
-    p.overlap_param_gather = o.boolean("param_gather", p.overlap_param_gather);
+    if (o.has("grad_reduce")) p.overlap_grad_reduce = o.boolean("grad_reduce", true);
+    if (o.has("param_gather")) p.overlap_param_gather = o.boolean("param_gather", true);
     p.overlap_tp_comm = o.boolean("tp_comm", p.overlap_tp_comm);
     o.finish();
   }

@@ -250,8 +250,10 @@ struct ParallelSpec {
   // The checkpointed layer inputs (recompute full/every) kept in host memory until the backward pass
   // (DeepSpeed activation_checkpointing.cpu_checkpointing).
   OffloadTarget offload_activations = OffloadTarget::none;
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
+  // parallel.overlap.grad_reduce / param_gather; unset: the framework's default (planner/framework_rules.h,
+  // grad_reduce_overlapped and param_gather_overlapped).
+  std::optional<bool> overlap_grad_reduce;
+  std::optional<bool> overlap_param_gather;
   bool overlap_tp_comm = false;
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
 

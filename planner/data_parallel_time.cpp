@@ -25,6 +25,20 @@ double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double
   return reduce - exposed;
 }
 
+// Exposed time of `passes` gradient reduces of `reduce` seconds each, one after the backward of each of the
+// last `passes` micro-batches (`period`: one micro-batch's compute on the stage). Overlapped: the last hides
+// behind `window` but for its last bucket; the earlier ones behind the compute that follows them, unless the
+// channel falls behind: from the first bucket of the first pass, ready `window` x (1 - last_bucket / reduce)
+// before that backward ends, it owes passes x reduce against the (passes - 1) x period of compute left.
+// Not overlapped (DeepSpeed's overlap_comm off: the reduce runs on the compute stream), every pass is exposed.
+double grad_reduce_exposed(bool overlapped, double passes, double reduce, double last_bucket, double window, double period) {
+  if (!overlapped) return passes * reduce;
+  const double last = std::max(last_bucket, reduce - window);
+  if (passes <= 1.0 || reduce <= 0.0) return last;
+  const double early = window * (1.0 - last_bucket / reduce);
+  return std::max(last, passes * reduce - (passes - 1.0) * period - early);
+}
+
 // The step entry of the data-parallel group that applies with `overlap` (nullptr when none does).
 const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap) {
   for (const Op& op : g.step) {
@@ -45,6 +59,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   DataParallelComm r;
   const Comm* reduce_entry = dp_entry(g, l, CommOverlap::step_backward);  // all-reduce, or reduce-scatter with ZeRO
   if (l.group(CommGroup::dp).size <= 1 || reduce_entry == nullptr) return r;
+  const FrameworkRules& fw = framework_rules(s.training.framework);
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
   double dp_exposed = 0;
   // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
@@ -52,30 +67,31 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
       p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
   const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-  dp_exposed += p.overlap_grad_reduce ? std::max(last_bucket, reduce - reduce_overlap_window(p, m, worst_b, reduce)) : reduce;
+  const double reduce_passes = reduces_every_micro_batch(fw, p) ? m : 1.0;
+  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), reduce_passes, reduce, last_bucket,
+                                    reduce_overlap_window(p, m, worst_b, reduce), worst_f + worst_b);
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
   const double gather = gather_entry != nullptr ? comm_seconds_in_calls(*gather_entry, CommPass::forward, l, params, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
-  if (p.zero >= 1 && p.zero < 3) dp_exposed += p.overlap_param_gather ? std::max(0.0, gather - worst_f) : gather;
-  if (p.zero < 3) r.traffic = reduce + (p.zero >= 1 ? gather : 0.0);
+  if (p.zero >= 1 && p.zero < 3) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
+  if (p.zero < 3) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
   if (p.zero == 3) {
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
     // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
     // Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the
     // last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
-    const FrameworkRules& fw = framework_rules(s.training.framework);
     const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
     Zero3Inputs z;
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
-    z.reduce_every_micro_batch = fw.reduce_every_micro_batch;
+    z.reduce_every_micro_batch = reduces_every_micro_batch(fw, p);
     z.reduce = z.reduce_every_micro_batch ? m * reduce : reduce;
     z.forward = worst_f;
     z.backward = worst_b;
-    z.overlap_gather = p.overlap_param_gather;
+    z.overlap_gather = param_gather_overlapped(fw, p);
     z.overlap_reduce = gradient_reduce_overlaps(fw, p);
     z.whole_layers = zero3.whole_layers;
     z.live_limit = zero3.live_parameters;

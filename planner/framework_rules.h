@@ -64,6 +64,10 @@ struct FrameworkRules {
   // model's gradients per GPU; Composer (llm-foundry) never calls it for FSDP (trainer/dist_strategy.py
   // ddp_sync_context: DistributedDataParallel only).
   bool reduce_every_micro_batch = false;
+  // The lowest ZeRO stage at which reduce_every_micro_batch holds: DeepSpeed reduces once, at the accumulation
+  // boundary, while each rank holds whole gradients (stages 0 and 1: engine.py allreduce_gradients), and every
+  // micro-batch once they are partitioned (2 and 3).
+  int reduce_every_micro_batch_from_zero = 0;
   // Each micro-batch after the first adds its gradients to the ones kept so far with an in-place add, one
   // kernel per parameter tensor: torch autograd's AccumulateGrad (`variable.grad += new_grad`,
   // torch/csrc/autograd/functions/accumulate_grad.h) for plain PyTorch; FSDP1's
@@ -102,6 +106,14 @@ struct FrameworkRules {
   // params with the `sequence_parallel` attribute, _flatten_dense_tensors of their main_grad, one all_reduce
   // over get_tensor_model_parallel_group()).
   bool sequence_parallel_grad_sync = false;
+  // At ZeRO stages 0-2 the data-parallel gradient reduce overlaps the backward and the ZeRO-1/2 parameter
+  // all-gather overlaps the next step's start, unless the scenario's parallel.overlap says otherwise.
+  // DeepSpeed: false. Its overlap_comm defaults to stage == 3 (runtime/zero/config.py, overlap_comm_valid),
+  // so below stage 3 the gradient buckets are reduced on the compute stream between the backward kernels
+  // (stage_1_and_2.py reduce_ipg_grads) or after the backward (engine.py allreduce_gradients at the
+  // accumulation boundary); and optimizer.step() all-gathers the updated 16-bit partitions before it returns
+  // (stage_1_and_2.py step, all_gather_dp_groups), with no setting to defer it.
+  bool overlaps_zero12_collectives = true;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -119,10 +131,25 @@ inline bool runs_ddp(const Scenario& s) {
   return s.training.framework == Framework::pytorch && s.parallel.dp * s.parallel.cp > 1;
 }
 
+// parallel.overlap.grad_reduce where the scenario sets it, else the framework's default: overlapped, but at
+// ZeRO stages 0-2 of a framework that does not overlap them (overlaps_zero12_collectives).
+inline bool grad_reduce_overlapped(const FrameworkRules& fw, const ParallelSpec& p) {
+  return p.overlap_grad_reduce.value_or(p.zero >= 3 || fw.overlaps_zero12_collectives);
+}
+// parallel.overlap.param_gather where set, else the framework's default (as grad_reduce_overlapped).
+inline bool param_gather_overlapped(const FrameworkRules& fw, const ParallelSpec& p) {
+  return p.overlap_param_gather.value_or(p.zero >= 3 || fw.overlaps_zero12_collectives);
+}
+
+// Whether the gradients are reduced after every micro-batch's backward rather than once per step.
+inline bool reduces_every_micro_batch(const FrameworkRules& fw, const ParallelSpec& p) {
+  return fw.reduce_every_micro_batch && p.zero >= fw.reduce_every_micro_batch_from_zero;
+}
+
 // Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
-// (`overlap.grad_reduce`) and the backward does not wait for it.
+// (grad_reduce_overlapped) and the backward does not wait for it.
 inline bool gradient_reduce_overlaps(const FrameworkRules& fw, const ParallelSpec& p) {
-  return p.overlap_grad_reduce && !host_gradient_copy_holds_backward(fw, p);
+  return grad_reduce_overlapped(fw, p) && !host_gradient_copy_holds_backward(fw, p);
 }
 
 // The fused-attention kernel a framework runs on this GPU (docs/model.md §20, "Attention kernels").

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "schedule.h"
 #include "work_limits.h"
@@ -29,7 +30,10 @@ std::uint64_t task_bound(const StepInputs& in) {
   const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
   const std::uint64_t slot = in.zero >= 3 ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
   const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, slot, cap), cap);
-  const std::uint64_t per_stage = capped_product(p, std::max(k, v) + k + 3, cap);
+  // Gradient reduce buckets (after every micro-batch's backward when reduce_every_micro_batch), ZeRO-1/2
+  // gathers, and the optimizer, the sequence-parallel sync and the overlap slowdown.
+  const std::uint64_t reduces = capped_product(in.reduce_every_micro_batch ? m : 1, std::max(k, v), cap);
+  const std::uint64_t per_stage = capped_product(p, reduces + k + 3, cap);
   return std::min(cap, per_slot + per_stage);
 }
 
@@ -209,12 +213,14 @@ class Builder {
     return r;
   }
 
-  // Data-parallel gradient reduce in buckets (not under ZeRO-3, which reduce-scatters per unit).
+  // Data-parallel gradient reduce in buckets (not under ZeRO-3, which reduce-scatters per unit): after the
+  // stage's last backward, or after every micro-batch's (add_micro_batch_reduces).
   std::vector<int> add_reduce_buckets(int s, const StageOrdered& o) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     std::vector<int> buckets;
     if (si.dp_reduce.value <= 0) return buckets;
+    if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s, o);
     const int k = std::max(1, in_.dp_buckets);
     if (in_.overlap_grad_reduce) {
       const int total = std::max(k, v_);
@@ -239,6 +245,58 @@ class Builder {
       }
     }
     return buckets;
+  }
+
+  // The last gradient-producing task of (stage s, chunk c, micro-batch j).
+  int grad_task(int s, int c, int j) const {
+    const Ids& x = ids_[at(s, c, j)];
+    return split_ && x.w >= 0 ? x.w : x.out_backward();
+  }
+
+  // A whole gradient reduce after each micro-batch's backward, in dp_buckets buckets per micro-batch (split
+  // over the chunks as after the last one). Overlapped: bucket i of chunk c is ready when (i+1)/k_c of that
+  // micro-batch's chunk backward has run. Not overlapped (DeepSpeed's overlap_comm off: the reduce runs on the
+  // compute stream): the buckets follow the micro-batch's backward and the stream's next task waits for them.
+  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
+    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
+    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const int k = std::max(1, in_.dp_buckets), total = std::max(k, v_);
+    std::unordered_map<int, std::size_t> position;  // of each task in the stream's order
+    for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
+    std::vector<int> buckets;
+    for (int j = 0; j < m_; ++j) {
+      std::vector<int> of_micro_batch;
+      for (int c = v_ - 1; c >= 0; --c) {
+        const int kc = total / v_ + (c < total % v_ ? 1 : 0);
+        for (int i = 0; i < kc; ++i) {
+          Task t = make_task(TaskKind::dp_reduce, s, c, j, si.dp_reduce.value / total);
+          t.bucket = i;
+          const int b = g().add_task(t, on_dp);
+          if (in_.overlap_grad_reduce) {
+            g().add_partial_dependency(grad_task(s, c, j), b, static_cast<double>(i + 1) / kc);
+          } else {
+            for (int cc = 0; cc < v_; ++cc) g().add_dependency(grad_task(s, cc, j), b);
+          }
+          of_micro_batch.push_back(b);
+        }
+      }
+      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, s, j, of_micro_batch);
+      buckets.insert(buckets.end(), of_micro_batch.begin(), of_micro_batch.end());
+    }
+    return buckets;
+  }
+
+  // The compute task that follows micro-batch j's last gradient task of stage s in stream order waits for
+  // `reduces` (none when that task ends the order).
+  void hold_next_compute(const std::vector<int>& order, const std::unordered_map<int, std::size_t>& position, int s, int j,
+                         const std::vector<int>& reduces) {
+    std::size_t next = 0;
+    for (int c = 0; c < v_; ++c) {
+      const auto it = position.find(grad_task(s, c, j));
+      if (it != position.end()) next = std::max(next, it->second + 1);
+    }
+    if (next == 0 || next >= order.size()) return;
+    for (int b : reduces) g().add_dependency(b, order[next]);
   }
 
   // ZeRO-1/2 parameter all-gather: the previous step's, overlapped with this step's start, or after

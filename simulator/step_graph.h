@@ -8,7 +8,9 @@
 //  per stage
 //    reduce b0…  DP gradient reduce in dp_buckets buckets: with overlap_grad_reduce bucket i of chunk c
 //                becomes ready when (i+1)/k_c of the chunk's last backward (or W) has run, else all
-//                after the stage's last backward; they run in order on the DP communicator
+//                after the stage's last backward; they run in order on the DP communicator. With
+//                reduce_every_micro_batch (ZeRO 0-2) a set follows every micro-batch's backward, and
+//                without overlap the stream's next task waits for it
 //    optimizer   after the stage's buckets
 //    gather b0…  ZeRO-1/2 parameter all-gather: with overlap_param_gather it belongs to the step's
 //                start (the previous step's gather, overlapped with this step's first forward: the

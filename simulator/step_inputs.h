@@ -55,6 +55,9 @@ struct StepInputs {
   int zero = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // ZeRO 0-2: the gradient reduce follows every micro-batch's backward, not only the last (DeepSpeed ZeRO-2,
+  // FSDP without no_sync: planner/framework_rules.h, reduces_every_micro_batch); ZeRO-3 reads zero3.
+  bool reduce_every_micro_batch = false;
   Zero3Rules zero3;  // read when zero >= 3
 };
 

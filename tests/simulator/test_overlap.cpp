@@ -98,5 +98,39 @@ TEST(Overlap, ReduceHiddenInThePipelineDrainAddsNothing) {
   EXPECT_EQ(o.step_seconds.value, no_dp);
 }
 
+// A reduce after every micro-batch (DeepSpeed ZeRO-2: planner/framework_rules.h, reduces_every_micro_batch),
+// one stage, m = 4 micro-batches of f = 1, b = 2, optimizer 0.5 (base 12.5 s), reduce r per micro-batch in k
+// buckets. By hand:
+//  - DeepSpeed's default (overlap_comm off below ZeRO-3): each reduce holds the stream after its backward,
+//    4 (3 + r) + 0.5;
+//  - overlap asked for, r = 2.5 < f + b, k = 1: each reduce hides behind the next micro-batch; the last one's
+//    2.5 s show: 15.0;
+//  - r = 4 > f + b, k = 1: the channel runs from the first backward's end (3 s) for 4 x 4 s, to 19 s, while
+//    the compute ends at 12 s: 19.5; k = 4: the first bucket is ready at 1/4 of the first backward (1.5 s),
+//    19 - 1.5 = 17.5 s: 18.0. The planner's grad_reduce_exposed gives the same 7 and 5.5 s.
+Seconds step_with_micro_batch_reduces(double r, int k, std::vector<std::string> sets) {
+  sets.push_back("training.framework=deepspeed");
+  sets.push_back("parallel.zero=2");
+  const Scenario s = pipeline(1, 4, "1f1b", 1, sets);
+  Plan p = plan_with(s, uniform(1, timing(1, 2)));
+  p.time.dp_reduce = Seconds(r);
+  p.time.dp_buckets = k;
+  p.time.optimizer_step = Seconds(0.5);
+  return simulate_step(s, p, SimOptions{}).step_seconds;
+}
+
+TEST(Overlap, DeepspeedZero2ReducesAfterEveryMicroBatchOnTheStream) {
+  for (int k : {1, 4}) {
+    for (double r : {0.5, 4.0}) EXPECT_EQ(step_with_micro_batch_reduces(r, k, {}).value, 4 * (3 + r) + 0.5) << r << " " << k;
+  }
+}
+
+TEST(Overlap, MicroBatchReducesHideBehindTheNextMicroBatchesUntilTheLinkFallsBehind) {
+  const std::vector<std::string> overlap = {"parallel.overlap={grad_reduce: true}"};
+  EXPECT_EQ(step_with_micro_batch_reduces(2.5, 1, overlap).value, 15.0);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 1, overlap).value, 19.5);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 4, overlap).value, 18.0);
+}
+
 }  // namespace
 }  // namespace tp

@@ -91,6 +91,10 @@ TEST(OffloadTime, BlockingGradientCopyHoldsOnlyDeepSpeedZero3) {
   EXPECT_TRUE(gradient_reduce_overlaps(deepspeed, on_gpu));
   ParallelSpec zero2 = offloaded.parallel;
   zero2.zero = 2;
+  // Below ZeRO-3 DeepSpeed's overlap_comm is off by default (grad_reduce_overlapped); asked for, the host copy
+  // does not hold the backward there.
+  EXPECT_FALSE(gradient_reduce_overlaps(deepspeed, zero2));
+  zero2.overlap_grad_reduce = true;
   EXPECT_TRUE(gradient_reduce_overlaps(deepspeed, zero2));
   EXPECT_TRUE(gradient_reduce_overlaps(framework_rules(Framework::fsdp), offloaded.parallel));
 }

@@ -1,0 +1,105 @@
+// Data-parallel gradient sync below ZeRO-3, by framework (planner/data_parallel_time.cpp; framework rules
+// reduces_every_micro_batch, grad_reduce_overlapped, param_gather_overlapped; docs/model.md §15).
+// Oracles by hand from the framework's source:
+//  - DeepSpeed: overlap_comm defaults to stage == 3 (runtime/zero/config.py, overlap_comm_valid), so at
+//    stages 0-2 the reduce runs on the compute stream: exposed in full. Stage 2 partitions the gradients and
+//    reduces after every micro-batch (engine.py allreduce_gradients: "ZeRO stage >= 2 communicates during
+//    non gradient accumulation boundaries as well"); stage 1 once, at the accumulation boundary; and
+//    optimizer.step() all-gathers the updated partitions before it returns (stage_1_and_2.py step):
+//      stage 2: exposed dp = m x r + g        stage 1: exposed dp = r + g
+//    with r the one-pass reduce and g the gather the plan reports (their bytes and rates: tested elsewhere).
+//  - overlap asked for (parallel.overlap), one bucket (memory.comm_bucket above the gradient bytes): each
+//    micro-batch's reduce starts when its backward ends and runs while the next micro-batches compute; the
+//    channel owes m x r against (m - 1) x (f + b) of compute after the first one:
+//      exposed dp = max(r, m x r - (m - 1)(f + b)) + max(0, g - f)
+//  - Megatron's distributed optimizer reduces once per step, overlapped (unchanged by the framework rules).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "framework_rules.h"
+#include "hardware_profile.h"
+#include "plan.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+// Llama 2 7B over two DGX H100 nodes: dp 16, four micro-batches of one 2,048-token sequence per replica.
+Scenario zero_scenario(const char* framework, int zero, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> sets = {std::string("training.framework=") + framework, "parallel.zero=" + std::to_string(zero)};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  return test::scenario(
+      "model: llama2-7b\n"
+      "cluster: {preset: dgx-h100, nodes: 2}\n"
+      "training: {sequence_length: 2048, global_batch: 64, micro_batch: 1, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, recompute: none}\n",
+      sets);
+}
+
+StepTime time_of(const Scenario& s) { return make_plan(s, profile_for(s)).time; }
+
+TEST(Zero12GradSync, DeepspeedDefaultsExposeEveryReduceAndTheGather) {
+  const StepTime z2 = time_of(zero_scenario("deepspeed", 2));
+  ASSERT_GT(z2.dp_reduce.value, 0.0);
+  ASSERT_GT(z2.dp_gather.value, 0.0);
+  EXPECT_NEAR(z2.exposed.dp.value, 4 * z2.dp_reduce.value + z2.dp_gather.value, 1e-12);
+  const StepTime z1 = time_of(zero_scenario("deepspeed", 1));
+  EXPECT_NEAR(z1.exposed.dp.value, z1.dp_reduce.value + z1.dp_gather.value, 1e-12);
+  // ZeRO-2 reduces the same bytes as ZeRO-1 per pass, three passes more per step.
+  EXPECT_NEAR(z2.dp_reduce.value, z1.dp_reduce.value, 1e-12);
+  EXPECT_NEAR(z2.step.value - z1.step.value, 3 * z1.dp_reduce.value, 1e-3 * z1.step.value);
+}
+
+TEST(Zero12GradSync, OverlapAskedForHidesTheEarlierPassesBehindTheNextMicroBatches) {
+  const std::vector<std::string> one_bucket = {"memory.comm_bucket=1 TB", "parallel.overlap={grad_reduce: true, param_gather: true}"};
+  for (const char* link : {"400 Gbit/s", "4 Gbit/s"}) {  // the channel keeps up; it falls behind
+    const Scenario s = zero_scenario("deepspeed", 2, [&] {
+      std::vector<std::string> v = one_bucket;
+      v.push_back(std::string("cluster.inter_node={bandwidth: ") + link + ", nics_per_node: 8}");
+      return v;
+    }());
+    const StepTime t = time_of(s);
+    const double r = t.dp_reduce.value, g = t.dp_gather.value;
+    const double f = t.forward_per_micro_batch.value, b = t.backward_per_micro_batch.value;
+    const double expected = std::max(r, 4 * r - 3 * (f + b)) + std::max(0.0, g - f);
+    EXPECT_NEAR(t.exposed.dp.value, expected, 1e-9 * expected) << link;
+    if (std::string(link) == "4 Gbit/s") {
+      EXPECT_GT(4 * r - 3 * (f + b), r);  // the backlog branch is the one tested
+    }
+  }
+}
+
+TEST(Zero12GradSync, FrameworkDefaultsAndTheScenarioSetting) {
+  const FrameworkRules& ds = framework_rules(Framework::deepspeed);
+  const FrameworkRules& mg = framework_rules(Framework::megatron);
+  const FrameworkRules& fsdp = framework_rules(Framework::fsdp);
+  const FrameworkRules& torch = framework_rules(Framework::pytorch);
+  for (int zero : {0, 1, 2, 3}) {
+    const ParallelSpec p = zero_scenario("deepspeed", zero).parallel;
+    EXPECT_EQ(grad_reduce_overlapped(ds, p), zero == 3) << zero;
+    EXPECT_EQ(param_gather_overlapped(ds, p), zero == 3) << zero;
+    EXPECT_EQ(reduces_every_micro_batch(ds, p), zero >= 2) << zero;
+    EXPECT_TRUE(grad_reduce_overlapped(mg, p));
+    EXPECT_FALSE(reduces_every_micro_batch(mg, p));
+    EXPECT_TRUE(reduces_every_micro_batch(fsdp, p));  // no no_sync unless the loop asks for it
+    EXPECT_FALSE(reduces_every_micro_batch(torch, p));  // DDP under no_sync, as Accelerate and Trainer run it
+  }
+  const ParallelSpec asked = zero_scenario("deepspeed", 2, {"parallel.overlap={grad_reduce: true}"}).parallel;
+  EXPECT_TRUE(grad_reduce_overlapped(ds, asked));
+  EXPECT_FALSE(param_gather_overlapped(ds, asked));
+  const ParallelSpec off = zero_scenario("megatron", 1, {"parallel.overlap={grad_reduce: false}"}).parallel;
+  EXPECT_FALSE(grad_reduce_overlapped(mg, off));
+}
+
+TEST(Zero12GradSync, MegatronStillReducesOnceOverlapped) {
+  const StepTime t = time_of(zero_scenario("megatron", 1, {"memory.comm_bucket=1 TB"}));
+  const double r = t.dp_reduce.value, g = t.dp_gather.value;
+  const double f = t.forward_per_micro_batch.value, b = t.backward_per_micro_batch.value;
+  EXPECT_NEAR(t.exposed.dp.value, std::max(r, r - b) + std::max(0.0, g - f), 1e-12);
+}
+
+}  // namespace
+}  // namespace tp
