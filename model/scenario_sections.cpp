@@ -179,6 +179,17 @@ TrainingSpec read_training(MapReader& r) {
   if (r.has("optimizer_kernel") && !is_adam(t.optimizer)) {
     r.fail("optimizer_kernel", std::string("sets how an Adam or AdamW step runs; optimizer is ") + to_string(t.optimizer));
   }
+  if (r.has("gradient_sync")) {
+    // Megatron's schedules always run the first micro-batches under no_sync; DeepSpeed's engine decides by
+    // ZeRO stage (its no_sync refuses partitioned gradients). FSDP and plain PyTorch leave it to the loop.
+    if (t.framework == Framework::megatron || t.framework == Framework::deepspeed) {
+      r.fail("gradient_sync", std::string("is the training loop's choice under fsdp or pytorch; ") + to_string(t.framework) +
+                                  " decides it itself (docs/scenario-reference.md); remove the key");
+    }
+    t.gradient_sync = r.choice("gradient_sync", GradientSync::every_micro_batch,
+                               {{"every_micro_batch", GradientSync::every_micro_batch},
+                                {"last_micro_batch", GradientSync::last_micro_batch}});
+  }
   return t;
 }
 

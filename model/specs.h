@@ -71,6 +71,10 @@ enum class FsdpVersion { fsdp1, fsdp2 };
 // default on CUDA); `for_loop` = one kernel per torch op and tensor (torch's foreach=False, Composer's
 // DecoupledAdamW).
 enum class OptimizerKernel { fused, foreach, for_loop };
+// When the data-parallel gradients are reduced under gradient accumulation: after every micro-batch's
+// backward, or after the last one only (DDP's no_sync, FSDP1's no_sync, FSDP2's
+// set_requires_gradient_sync(False) around the others).
+enum class GradientSync { every_micro_batch, last_micro_batch };
 
 const char* to_string(Activation a);
 const char* to_string(Optimizer o);
@@ -191,6 +195,9 @@ struct TrainingSpec {
   bool compile = false;   // torch.compile: elementwise chains fused, their intermediates recomputed
   StatePrecision optimizer_state_precision = StatePrecision::fp32;  // default by framework
   OptimizerKernel optimizer_kernel = OptimizerKernel::fused;          // default by framework
+  // training.gradient_sync as given (fsdp and pytorch loops choose it); absent: the framework's
+  // (planner/framework_rules.h, reduces_every_micro_batch).
+  std::optional<GradientSync> gradient_sync;
   // The loss is one fused cross-entropy kernel on the 16-bit logits instead of an fp32 upcast + cross_entropy:
   // eager frameworks: flash-attn's Triton CrossEntropyLoss (llm-foundry's `fused_crossentropy` default);
   // megatron: Transformer Engine's parallel_cross_entropy (cross_entropy_loss_fusion with

@@ -141,9 +141,21 @@ inline bool param_gather_overlapped(const FrameworkRules& fw, const ParallelSpec
   return p.overlap_param_gather.value_or(p.zero >= 3 || fw.overlaps_zero12_collectives);
 }
 
-// Whether the gradients are reduced after every micro-batch's backward rather than once per step.
-inline bool reduces_every_micro_batch(const FrameworkRules& fw, const ParallelSpec& p) {
+// Whether the gradients are reduced after every micro-batch's backward rather than once per step: the
+// scenario's training.gradient_sync (fsdp and pytorch loops), else the framework's rule.
+inline bool reduces_every_micro_batch(const FrameworkRules& fw, const TrainingSpec& t, const ParallelSpec& p) {
+  if (t.gradient_sync) return *t.gradient_sync == GradientSync::every_micro_batch;
   return fw.reduce_every_micro_batch && p.zero >= fw.reduce_every_micro_batch_from_zero;
+}
+
+// FSDP with the sync off for all but the last micro-batch (training.gradient_sync: last_micro_batch) keeps
+// whole gradients, in the gathered parameters' dtype, until that sync: "FSDP will accumulate the full model
+// gradients (instead of gradient shards) until the eventual sync" (torch/distributed/fsdp/
+// fully_sharded_data_parallel.py, no_sync; FSDP2's set_requires_gradient_sync(False) alike: autograd
+// accumulates into the unsharded parameters' .grad).
+inline bool accumulates_unsharded_gradients(const Scenario& s) {
+  return s.training.framework == Framework::fsdp && s.training.gradient_sync == GradientSync::last_micro_batch &&
+         s.micro_batches() > 1;
 }
 
 // Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it

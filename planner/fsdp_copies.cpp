@@ -1,5 +1,9 @@
 #include "fsdp_copies.h"
 
+#include <algorithm>
+#include <cstdint>
+
+#include "framework_rules.h"
 #include "kernel_class_time.h"
 
 namespace tp {
@@ -24,8 +28,13 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   };
   if (fsdp1) return {0.0, seconds(copy)};
   const double backward_gathers = zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
+  // The copy-in runs in each reducing backward: every micro-batch's, or the last one's only (a share of 1/m
+  // per micro-batch) when the loop turns the sync off for the others (training.gradient_sync).
   const double reduce_copy_in = modules.gathered * (e + element_bytes(t.grad_precision));
-  return {seconds(copy), backward_gathers * seconds(copy) + seconds(reduce_copy_in)};
+  const double reducing_share = reduces_every_micro_batch(framework_rules(t.framework), t, p)
+                                    ? 1.0
+                                    : 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.micro_batches()));
+  return {seconds(copy), backward_gathers * seconds(copy) + reducing_share * seconds(reduce_copy_in)};
 }
 
 }  // namespace tp

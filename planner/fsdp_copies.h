@@ -10,7 +10,7 @@
 //   every reducing backward copies the unsharded gradients into the reduce-scatter input in the reduce
 //   dtype (foreach_reduce_scatter_copy_in: torch.cat / torch._chunk_cat into a reduce_dtype buffer; on the
 //   current stream, or, in the 2024 tree, on the reduce-scatter stream with the current stream waiting on
-//   its event): W (e + g).
+//   its event): W (e + g); in the last micro-batch only when training.gradient_sync is last_micro_batch.
 // - FSDP1 (torch/distributed/fsdp/_flat_param.py: the unsharded flat parameter is gathered in place and the
 //   module uses views of it, split_with_sizes then view): nothing in the forward; in every backward autograd's
 //   SplitWithSizesBackward concatenates the parameters' gradients into the flat gradient, 2 W e. Its cast to

@@ -67,13 +67,16 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
 
 // Gradient accumulation (FrameworkRules::accumulates_gradients_in_place): every micro-batch after the
 // first adds its gradients to those kept so far, `grad += new` (read 2, write 1 gradient element), one
-// flat elementwise kernel per parameter tensor, over the gradients the GPU keeps (sharded with ZeRO >= 2).
+// flat elementwise kernel per parameter tensor, over the gradients the GPU keeps (sharded with ZeRO >= 2, but
+// whole and in the gathered dtype under FSDP's no_sync).
 double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                      double params, double micro_batches) {
   const ParallelSpec& p = s.parallel;
   if (!framework_rules(s.training.framework).accumulates_gradients_in_place || micro_batches <= 1) return 0.0;
-  const double kept = p.zero >= 2 ? params / (p.dp * p.cp) : params;
-  const double bytes = 3.0 * kept * element_bytes(s.training.grad_precision);
+  // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
+  const bool unsharded = accumulates_unsharded_gradients(s);
+  const double kept = p.zero >= 2 && !unsharded ? params / (p.dp * p.cp) : params;
+  const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : element_bytes(s.training.grad_precision));
   const double tensors = parameter_tensors(g, p, stage_index);
   return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
 }
@@ -81,14 +84,17 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
 // torch DistributedDataParallel without gradient_as_bucket_view (plain PyTorch, dp > 1): each gradient is
 // copied into its bucket when it is ready and back after the all-reduce (reducer.cpp
 // mark_variable_ready_dense `bucket_view.copy_(grad)`, finalize_bucket_dense `copy_bucket_to_grad`), on the
-// compute stream, once per step (the other micro-batches run under no_sync): two passes of read + write
-// over the gradients, one kernel per parameter tensor each.
+// compute stream, in every synchronised backward: once per step when the other micro-batches run under
+// no_sync, every micro-batch otherwise (training.gradient_sync): two passes of read + write over the
+// gradients, one kernel per parameter tensor each.
 double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
-                               double params) {
+                               double params, double micro_batches) {
   if (!runs_ddp(s) || s.memory.ddp_gradient_as_bucket_view) return 0.0;
+  const double syncs =
+      reduces_every_micro_batch(framework_rules(s.training.framework), s.training, s.parallel) ? micro_batches : 1.0;
   const double bytes = 4.0 * params * element_bytes(s.training.grad_precision);
   const double tensors = parameter_tensors(g, s.parallel, stage_index);
-  return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
+  return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
 }  // namespace
@@ -127,7 +133,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
                       params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32)));
   }
   optimizer += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
-  optimizer += ddp_bucket_copy_seconds(s, g, hw, stage_index, params);
+  optimizer += ddp_bucket_copy_seconds(s, g, hw, stage_index, params, m);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights

@@ -15,7 +15,7 @@ namespace {
 Zero3Rules zero3_rules(const Scenario& s) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
   Zero3Rules z;
-  z.reduce_every_micro_batch = reduces_every_micro_batch(fw, s.parallel);
+  z.reduce_every_micro_batch = reduces_every_micro_batch(fw, s.training, s.parallel);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Zero3Layer layer = zero3_layer(s, g.layer, s.parallel.tp, s.parallel.ep);
   const Zero3Settings& zero3 = layer.settings;
@@ -56,7 +56,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
   in.overlap_grad_reduce = grad_reduce_overlapped(fw, par);
   in.overlap_param_gather = param_gather_overlapped(fw, par);
-  in.reduce_every_micro_batch = par.zero < 3 && reduces_every_micro_batch(fw, par);
+  in.reduce_every_micro_batch = par.zero < 3 && reduces_every_micro_batch(fw, s.training, par);
   if (par.zero >= 3) in.zero3 = zero3_rules(s);
 
   const auto& mem = p.estimate.stages;

@@ -13,6 +13,10 @@
 //    channel owes m x r against (m - 1) x (f + b) of compute after the first one:
 //      exposed dp = max(r, m x r - (m - 1)(f + b)) + max(0, g - f)
 //  - Megatron's distributed optimizer reduces once per step, overlapped (unchanged by the framework rules).
+//  - training.gradient_sync, the loop's choice under pytorch and fsdp: DDP synchronised every micro-batch copies
+//    its buckets in and out m times instead of once (one sync's copies = the dp 2 plan's optimizer part less
+//    the dp 1 plan's at m = 1); FSDP with the sync on the last micro-batch only holds the whole gradients in the
+//    gathered dtype, P x 2 B, where the sharded fp32 ones are P x 4 / 16 B (P the stage's parameters).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,14 +82,16 @@ TEST(Zero12GradSync, FrameworkDefaultsAndTheScenarioSetting) {
   const FrameworkRules& fsdp = framework_rules(Framework::fsdp);
   const FrameworkRules& torch = framework_rules(Framework::pytorch);
   for (int zero : {0, 1, 2, 3}) {
-    const ParallelSpec p = zero_scenario("deepspeed", zero).parallel;
+    const Scenario sc = zero_scenario("deepspeed", zero);
+    const ParallelSpec& p = sc.parallel;
+    const TrainingSpec& t = sc.training;
     EXPECT_EQ(grad_reduce_overlapped(ds, p), zero == 3) << zero;
     EXPECT_EQ(param_gather_overlapped(ds, p), zero == 3) << zero;
-    EXPECT_EQ(reduces_every_micro_batch(ds, p), zero >= 2) << zero;
+    EXPECT_EQ(reduces_every_micro_batch(ds, t, p), zero >= 2) << zero;
     EXPECT_TRUE(grad_reduce_overlapped(mg, p));
-    EXPECT_FALSE(reduces_every_micro_batch(mg, p));
-    EXPECT_TRUE(reduces_every_micro_batch(fsdp, p));  // no no_sync unless the loop asks for it
-    EXPECT_FALSE(reduces_every_micro_batch(torch, p));  // DDP under no_sync, as Accelerate and Trainer run it
+    EXPECT_FALSE(reduces_every_micro_batch(mg, t, p));
+    EXPECT_TRUE(reduces_every_micro_batch(fsdp, t, p));  // no no_sync unless the loop asks for it
+    EXPECT_FALSE(reduces_every_micro_batch(torch, t, p));  // DDP under no_sync, as Accelerate and Trainer run it
   }
   const ParallelSpec asked = zero_scenario("deepspeed", 2, {"parallel.overlap={grad_reduce: true}"}).parallel;
   EXPECT_TRUE(grad_reduce_overlapped(ds, asked));
@@ -99,6 +105,38 @@ TEST(Zero12GradSync, MegatronStillReducesOnceOverlapped) {
   const double r = t.dp_reduce.value, g = t.dp_gather.value;
   const double f = t.forward_per_micro_batch.value, b = t.backward_per_micro_batch.value;
   EXPECT_NEAR(t.exposed.dp.value, std::max(r, r - b) + std::max(0.0, g - f), 1e-12);
+}
+
+TEST(Zero12GradSync, DdpSynchronisedEveryMicroBatchCopiesItsBucketsEachTime) {
+  const auto ddp = [](int dp, int m, const char* sync) {
+    return test::scenario("model: llama2-7b\n"
+                          "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: " + std::to_string(dp) + "}\n"
+                          "training: {framework: pytorch, sequence_length: 2048, micro_batch: 1, precision: bf16, global_batch: " +
+                              std::to_string(dp * m) + ", gradient_sync: " + sync + "}\n"
+                          "parallel: {tp: 1, pp: 1, zero: 0, recompute: none}\n");
+  };
+  const double one_sync = time_of(ddp(2, 1, "every_micro_batch")).optimizer_step.value - time_of(ddp(1, 1, "every_micro_batch")).optimizer_step.value;
+  ASSERT_GT(one_sync, 0.0);
+  const StepTime every = time_of(ddp(2, 4, "every_micro_batch")), last = time_of(ddp(2, 4, "last_micro_batch"));
+  EXPECT_NEAR(every.optimizer_step.value - last.optimizer_step.value, 3 * one_sync, 1e-12);
+  // Four all-reduces instead of one: the same last bucket exposed over NVLink, four times the traffic hidden.
+  EXPECT_NEAR(every.exposed.dp.value, last.exposed.dp.value, 1e-12);
+  EXPECT_GT(every.overlap_contention.value, 3 * last.overlap_contention.value);
+}
+
+TEST(Zero12GradSync, FsdpWithoutSyncHoldsWholeGradientsInTheGatheredDtype) {
+  const auto fsdp = [](const char* sync) {
+    return zero_scenario("fsdp", 3, {std::string("training.gradient_sync=") + sync, "training.grad_precision=fp32"});
+  };
+  const Plan every = make_plan(fsdp("every_micro_batch"), profile_for(fsdp("every_micro_batch")));
+  const Plan last = make_plan(fsdp("last_micro_batch"), profile_for(fsdp("last_micro_batch")));
+  const double params = every.estimate.memory.parameters;
+  ASSERT_GT(params, 6e9);
+  EXPECT_NEAR(every.estimate.memory.gradients.value, params * 4 / 16, 1e-3 * params);
+  EXPECT_NEAR(last.estimate.memory.gradients.value, params * 2, 1e-3 * params);
+  // One reduce-scatter per step instead of four: less data-parallel traffic to hide.
+  EXPECT_LT(last.time.exposed.dp.value + last.time.overlap_contention.value,
+            every.time.exposed.dp.value + every.time.overlap_contention.value);
 }
 
 }  // namespace

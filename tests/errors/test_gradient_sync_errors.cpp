@@ -1,0 +1,48 @@
+// training.gradient_sync (docs/scenario-reference.md): `every_micro_batch` or `last_micro_batch`, the training
+// loop's choice under fsdp and pytorch; megatron and deepspeed decide it themselves (Megatron's schedules run
+// the first micro-batches under no_sync; DeepSpeed's engine reduces by ZeRO stage and its no_sync refuses
+// partitioned gradients), so the key is an InputError at its line there. The base scenario is
+// error_test_support.h's (megatron, bf16).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error_test_support.h"
+#include "scenario.h"
+
+namespace tp {
+namespace {
+
+using errtest::fails_at;
+using errtest::load_error;
+using errtest::Yaml;
+
+const std::string kTraining = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, ";
+
+TEST(GradientSyncErrors, UnknownValueNamesTheChoices) {
+  Yaml y;
+  y.training = kTraining + "framework: fsdp, gradient_sync: every_step}";
+  EXPECT_TRUE(fails_at(y.str(), "every_step", 0, "training.gradient_sync", {"every_micro_batch", "last_micro_batch"}));
+}
+
+TEST(GradientSyncErrors, MegatronAndDeepspeedDecideItThemselves) {
+  for (const char* fw : {"megatron", "deepspeed"}) {
+    Yaml y;
+    y.training = kTraining + "framework: " + fw + ", gradient_sync: last_micro_batch}";
+    EXPECT_TRUE(fails_at(y.str(), "last_micro_batch", 0, "training.gradient_sync", {fw, "fsdp or pytorch"})) << fw;
+  }
+}
+
+TEST(GradientSyncErrors, BothValuesLoadUnderFsdpAndPytorch) {
+  for (const char* fw : {"fsdp", "pytorch"}) {
+    for (const char* sync : {"every_micro_batch", "last_micro_batch"}) {
+      Yaml y;
+      y.training = kTraining + "framework: " + fw + ", gradient_sync: " + sync + "}";
+      const auto e = load_error(y.str());
+      EXPECT_FALSE(e.thrown) << fw << " " << sync << ": " << e.what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tp
