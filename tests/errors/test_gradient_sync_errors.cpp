@@ -13,32 +13,30 @@
 namespace tp {
 namespace {
 
-using errtest::fails_at;
-using errtest::load_error;
-using errtest::Yaml;
-
-const std::string kTraining = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, ";
+// The base scenario with training.framework `fw` and gradient_sync `sync`.
+std::string with_sync(const std::string& fw, const std::string& sync) {
+  errtest::Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, framework: " + fw + ", gradient_sync: " + sync + "}";
+  return y.str();
+}
 
 TEST(GradientSyncErrors, UnknownValueNamesTheChoices) {
-  Yaml y;
-  y.training = kTraining + "framework: fsdp, gradient_sync: every_step}";
-  EXPECT_TRUE(fails_at(y.str(), "every_step", 0, "training.gradient_sync", {"every_micro_batch", "last_micro_batch"}));
+  EXPECT_TRUE(errtest::fails_at(with_sync("fsdp", "every_step"), "every_step", 0, "training.gradient_sync",
+                                {"every_micro_batch", "last_micro_batch"}));
 }
 
 TEST(GradientSyncErrors, MegatronAndDeepspeedDecideItThemselves) {
   for (const char* fw : {"megatron", "deepspeed"}) {
-    Yaml y;
-    y.training = kTraining + "framework: " + fw + ", gradient_sync: last_micro_batch}";
-    EXPECT_TRUE(fails_at(y.str(), "last_micro_batch", 0, "training.gradient_sync", {fw, "fsdp or pytorch"})) << fw;
+    EXPECT_TRUE(errtest::fails_at(with_sync(fw, "last_micro_batch"), "last_micro_batch", 0, "training.gradient_sync",
+                                  {fw, "fsdp or pytorch"}))
+        << fw;
   }
 }
 
 TEST(GradientSyncErrors, BothValuesLoadUnderFsdpAndPytorch) {
   for (const char* fw : {"fsdp", "pytorch"}) {
     for (const char* sync : {"every_micro_batch", "last_micro_batch"}) {
-      Yaml y;
-      y.training = kTraining + "framework: " + fw + ", gradient_sync: " + sync + "}";
-      const auto e = load_error(y.str());
+      const auto e = errtest::load_error(with_sync(fw, sync));
       EXPECT_FALSE(e.thrown) << fw << " " << sync << ": " << e.what;
     }
   }
