@@ -67,7 +67,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
       p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
   const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-  const double reduce_passes = reduces_every_micro_batch(fw, s.training, p) ? m : 1.0;
+  const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
+  const double reduce_passes = every_micro_batch ? m : 1.0;
   dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), reduce_passes, reduce, last_bucket,
                                     reduce_overlap_window(p, m, worst_b, reduce), worst_f + worst_b);
   r.reduce = reduce;
@@ -87,7 +88,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
-    z.reduce_every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
+    z.reduce_every_micro_batch = every_micro_batch;
     z.reduce = reduce_passes * reduce;
     z.forward = worst_f;
     z.backward = worst_b;

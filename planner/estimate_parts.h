@@ -45,9 +45,9 @@ ModelParamShares model_param_shares(const Scenario& s, const OpGraph& g, const S
 // The parameters one GPU of a stage with `layers` layers holds (first: the embedding, last: the head).
 ParamShare stage_param_share(const ModelParamShares& shares, int layers, bool first, bool last);
 
-// Bytes per parameter of each model state, and the group sizes ZeRO shards them over.
 // Bytes per parameter of the states held between steps: the weights (none for FSDP's ZeRO-3, whose shard is
-// the master copy), gradients, master copy and optimizer states. What ZeRO gathers is parameter_bytes.
+// the master copy), gradients, master copy and optimizer states; and the group sizes ZeRO shards them over.
+// What ZeRO gathers is parameter_bytes.
 struct StateBytesPerParam {
   double weights = 0, gradients = 0, master = 0, optimizer = 0;
   double dense_shard = 1;   // data x context group (Megatron's distributed optimizer)

@@ -221,28 +221,14 @@ class Builder {
     std::vector<int> buckets;
     if (si.dp_reduce.value <= 0) return buckets;
     if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s, o);
+    if (in_.overlap_grad_reduce) return add_chunk_buckets(s, -1, o.grad_final, true);
     const int k = std::max(1, in_.dp_buckets);
-    if (in_.overlap_grad_reduce) {
-      const int total = std::max(k, v_);
-      const double d = si.dp_reduce.value / total;
-      for (int c = v_ - 1; c >= 0; --c) {
-        const int kc = total / v_ + (c < total % v_ ? 1 : 0);
-        for (int i = 0; i < kc; ++i) {
-          Task t = make_task(TaskKind::dp_reduce, s, c, -1, d);
-          t.bucket = i;  // numbered within its chunk
-          const int b = g().add_task(t, on_dp);
-          g().add_partial_dependency(o.grad_final[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
-          buckets.push_back(b);
-        }
-      }
-    } else {
-      for (int i = 0; i < k; ++i) {
-        Task t = make_task(TaskKind::dp_reduce, s, -1, -1, si.dp_reduce.value / k);
-        t.bucket = i;
-        const int b = g().add_task(t, on_dp);
-        g().add_dependency(o.last_backward, b);
-        buckets.push_back(b);
-      }
+    for (int i = 0; i < k; ++i) {
+      Task t = make_task(TaskKind::dp_reduce, s, -1, -1, si.dp_reduce.value / k);
+      t.bucket = i;
+      const int b = g().add_task(t, on_dp);
+      g().add_dependency(o.last_backward, b);
+      buckets.push_back(b);
     }
     return buckets;
   }
@@ -253,46 +239,55 @@ class Builder {
     return split_ && x.w >= 0 ? x.w : x.out_backward();
   }
 
-  // A whole gradient reduce after each micro-batch's backward, in dp_buckets buckets per micro-batch (split
-  // over the chunks as after the last one). Overlapped: bucket i of chunk c is ready when (i+1)/k_c of that
-  // micro-batch's chunk backward has run. Not overlapped (DeepSpeed's overlap_comm off: the reduce runs on the
-  // compute stream): the buckets follow the micro-batch's backward and the stream's next task waits for them.
-  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
+  // One whole gradient reduce of stage s in max(dp_buckets, v) buckets split over the chunks (k_c of chunk c,
+  // numbered within it), tagged with micro-batch j (-1: the step's). Overlapped: bucket i of chunk c is ready
+  // when (i+1)/k_c of grad[c], the chunk's gradient-producing task, has run; else each waits for all of them.
+  std::vector<int> add_chunk_buckets(int s, int j, const std::vector<int>& grad, bool overlapped) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
-    const int k = std::max(1, in_.dp_buckets), total = std::max(k, v_);
+    const int total = std::max(std::max(1, in_.dp_buckets), v_);
+    std::vector<int> buckets;
+    for (int c = v_ - 1; c >= 0; --c) {
+      const int kc = total / v_ + (c < total % v_ ? 1 : 0);
+      for (int i = 0; i < kc; ++i) {
+        Task t = make_task(TaskKind::dp_reduce, s, c, j, si.dp_reduce.value / total);
+        t.bucket = i;
+        const int b = g().add_task(t, on_dp);
+        if (overlapped) {
+          g().add_partial_dependency(grad[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
+        } else {
+          for (int ready : grad) g().add_dependency(ready, b);
+        }
+        buckets.push_back(b);
+      }
+    }
+    return buckets;
+  }
+
+  // A whole gradient reduce after each micro-batch's backward (add_chunk_buckets). Not overlapped (DeepSpeed's
+  // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward and
+  // the stream's next task waits for them.
+  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
     std::unordered_map<int, std::size_t> position;  // of each task in the stream's order
     for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
     std::vector<int> buckets;
+    std::vector<int> grad(static_cast<std::size_t>(v_));
     for (int j = 0; j < m_; ++j) {
-      std::vector<int> of_micro_batch;
-      for (int c = v_ - 1; c >= 0; --c) {
-        const int kc = total / v_ + (c < total % v_ ? 1 : 0);
-        for (int i = 0; i < kc; ++i) {
-          Task t = make_task(TaskKind::dp_reduce, s, c, j, si.dp_reduce.value / total);
-          t.bucket = i;
-          const int b = g().add_task(t, on_dp);
-          if (in_.overlap_grad_reduce) {
-            g().add_partial_dependency(grad_task(s, c, j), b, static_cast<double>(i + 1) / kc);
-          } else {
-            for (int cc = 0; cc < v_; ++cc) g().add_dependency(grad_task(s, cc, j), b);
-          }
-          of_micro_batch.push_back(b);
-        }
-      }
-      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, s, j, of_micro_batch);
+      for (int c = 0; c < v_; ++c) grad[static_cast<std::size_t>(c)] = grad_task(s, c, j);
+      const std::vector<int> of_micro_batch = add_chunk_buckets(s, j, grad, in_.overlap_grad_reduce);
+      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad, of_micro_batch);
       buckets.insert(buckets.end(), of_micro_batch.begin(), of_micro_batch.end());
     }
     return buckets;
   }
 
-  // The compute task that follows micro-batch j's last gradient task of stage s in stream order waits for
-  // `reduces` (none when that task ends the order).
-  void hold_next_compute(const std::vector<int>& order, const std::unordered_map<int, std::size_t>& position, int s, int j,
-                         const std::vector<int>& reduces) {
+  // The compute task that follows the latest of `grad` in stream order waits for `reduces` (none when that
+  // task ends the order).
+  void hold_next_compute(const std::vector<int>& order, const std::unordered_map<int, std::size_t>& position,
+                         const std::vector<int>& grad, const std::vector<int>& reduces) {
     std::size_t next = 0;
-    for (int c = 0; c < v_; ++c) {
-      const auto it = position.find(grad_task(s, c, j));
+    for (int task : grad) {
+      const auto it = position.find(task);
       if (it != position.end()) next = std::max(next, it->second + 1);
     }
     if (next == 0 || next >= order.size()) return;

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "hardware_profile.h"
@@ -43,12 +44,18 @@ const char* kGpt2 =
     "{layers: 48, hidden: 1600, heads: 25, ffn_hidden: 6400, vocab: 50257, activation: gelu_tanh, norm: layernorm,"
     " position: learned, max_positions: 1024, tied_embeddings: true, bias: true}";
 
+// The layer op `name` of `model`'s eager graph, with or without autocast (nullopt when the layer has none).
+std::optional<Op> eager_layer_op(const char* model, bool autocast, const char* name) {
+  const Scenario s = test::scenario(eager(model, autocast));
+  const OpGraph g = build_op_graph(s.model, s.training, 1);
+  const Op* op = test::find_layer_op(g, name);
+  return op != nullptr ? std::optional<Op>(*op) : std::nullopt;
+}
+
 TEST(AutocastKernels, EagerRmsNormReadsTheFp32Stream) {
   for (const bool autocast : {false, true}) {
-    const Scenario s = test::scenario(eager(kLlama, autocast));
-    const OpGraph g = build_op_graph(s.model, s.training, 1);
-    const Op* norm = test::find_layer_op(g, "attention_norm");
-    ASSERT_NE(norm, nullptr);
+    const std::optional<Op> norm = eager_layer_op(kLlama, autocast, "attention_norm");
+    ASSERT_TRUE(norm.has_value());
     EXPECT_DOUBLE_EQ(norm->bytes_moved, 1024.0 * 4096 * (2 + 2));  // the 16-bit minimal, per sequence
     EXPECT_DOUBLE_EQ(norm->passes, autocast ? 28.0 / 4 : 36.0 / 4) << autocast;
     EXPECT_DOUBLE_EQ(norm->kernels, autocast ? 4.0 : 6.0) << autocast;
@@ -57,10 +64,8 @@ TEST(AutocastKernels, EagerRmsNormReadsTheFp32Stream) {
 
 TEST(AutocastKernels, RotaryRunsInFp32UnderAutocast) {
   for (const bool autocast : {false, true}) {
-    const Scenario s = test::scenario(eager(kLlama, autocast));
-    const OpGraph g = build_op_graph(s.model, s.training, 1);
-    const Op* rope = test::find_layer_op(g, "rotary");
-    ASSERT_NE(rope, nullptr);
+    const std::optional<Op> rope = eager_layer_op(kLlama, autocast, "rotary");
+    ASSERT_TRUE(rope.has_value());
     EXPECT_DOUBLE_EQ(rope->bytes_moved, 2.0 * 1024 * (4096 + 4096) * 2);  // q and k (32 kv heads), read + write
     EXPECT_DOUBLE_EQ(rope->passes, autocast ? 36.0 / 4 : 20.0 / 4) << autocast;
     EXPECT_DOUBLE_EQ(rope->kernels, autocast ? 12.0 : 10.0) << autocast;
@@ -69,10 +74,8 @@ TEST(AutocastKernels, RotaryRunsInFp32UnderAutocast) {
 
 TEST(AutocastKernels, LayerNormRunsInFp32UnderAutocast) {
   for (const bool autocast : {false, true}) {
-    const Scenario s = test::scenario(eager(kGpt2, autocast));
-    const OpGraph g = build_op_graph(s.model, s.training, 1);
-    const Op* norm = test::find_layer_op(g, "mlp_norm");
-    ASSERT_NE(norm, nullptr);
+    const std::optional<Op> norm = eager_layer_op(kGpt2, autocast, "mlp_norm");
+    ASSERT_TRUE(norm.has_value());
     EXPECT_DOUBLE_EQ(norm->passes, autocast ? 8.0 / 4 : 1.0) << autocast;
     EXPECT_DOUBLE_EQ(norm->kernels, 1.0);
   }
