@@ -99,7 +99,7 @@ std::string facts(const Scenario& s, const Plan& p) {
   std::string layout = "tp " + std::to_string(par.tp) + " · pp " + std::to_string(par.pp) + " · dp " +
                        std::to_string(par.dp) + " · cp " + std::to_string(par.cp) + " · ep " + std::to_string(par.ep) +
                        (par.vpp > 1 ? " · vpp " + std::to_string(par.vpp) : "") + ", " + to_string(par.schedule) +
-                       ", ZeRO-" + std::to_string(par.zero) + ", recompute " + to_string(par.recompute.mode);
+                       ", " + zero_label(par) + ", recompute " + to_string(par.recompute.mode);
   return fact("model", s.model.key + " (" + format_count(p.estimate.parameters_total) + " parameters)") +
          fact("GPUs", std::to_string(s.gpus()) + " × " + (s.cluster.gpu.key.empty() ? s.cluster.gpu.name : s.cluster.gpu.key) +
                           " (" + std::to_string(s.cluster.nodes) + " nodes)") +

@@ -54,7 +54,7 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
                    {"layout",
                     {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
                      {"layers_per_stage", p.layers_per_stage}, {"schedule", to_string(p.schedule)},
-                     {"zero", p.zero}, {"sequence_parallel", p.sequence_parallel},
+                     {"zero", p.zero}, {"dp_shard", p.shard_dp()}, {"sequence_parallel", p.sequence_parallel},
                      {"recompute", to_string(p.recompute.mode)}, {"recompute_every", p.recompute.every},
                      {"recompute_early_stop", s.training.checkpoint_early_stop}}},
                    {"micro_batches", e.micro_batches},

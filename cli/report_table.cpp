@@ -96,7 +96,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
       << s.cluster.gpu.name << " (" << format_bytes(s.cluster.gpu.memory.value) << ")\n";
   out << "  Layout      tp " << p.tp << " · pp " << p.pp << " · dp " << p.dp << " · cp " << p.cp << " · ep " << p.ep;
   if (p.vpp > 1) out << " · vpp " << p.vpp;
-  out << ", " << to_string(p.schedule) << ", ZeRO-" << p.zero << ", sequence parallel "
+  out << ", " << to_string(p.schedule) << ", " << zero_label(p) << ", sequence parallel "
       << (p.sequence_parallel && p.tp > 1 ? "on" : "off") << ", recompute " << to_string(p.recompute.mode);
   if (p.recompute.mode == RecomputeMode::every || p.recompute.mode == RecomputeMode::one_in) out << " " << p.recompute.every;
   if (s.training.checkpoint_early_stop && recomputes_layers(p)) out << " (early stop)";

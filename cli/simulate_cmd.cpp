@@ -87,7 +87,7 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
   const ParallelSpec& par = s.parallel;
   out << s.name << "  (" << s.source << ")\n\n";
   out << "  Layout      tp " << par.tp << " · pp " << par.pp << " · dp " << par.dp << " · cp " << par.cp << " · ep " << par.ep
-      << (par.vpp > 1 ? " · vpp " + std::to_string(par.vpp) : "") << ", " << to_string(par.schedule) << ", ZeRO-" << par.zero
+      << (par.vpp > 1 ? " · vpp " + std::to_string(par.vpp) : "") << ", " << to_string(par.schedule) << ", " << zero_label(par)
       << ", " << p.estimate.micro_batches << " micro-batches per replica\n";
   out << "  Simulated   " << format_fixed(r.step_seconds.value, 3) << " s per step; analytic model "
       << format_fixed(r.analytic_step_seconds.value, 3) << " s ("

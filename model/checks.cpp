@@ -261,6 +261,29 @@ void check_selective_op(const Scenario& s, Collector& c) {
   }
 }
 
+// Hybrid sharding (parallel.dp_shard): the states sharded over dp_shard data-parallel ranks, replicated
+// over dp / dp_shard such groups (docs/model.md §15, "Hybrid sharding").
+void check_hybrid_sharding(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
+  if (p.dp_shard <= 0) return;
+  if (p.zero == 0) {
+    c.add("parallel.dp_shard", "parallel.zero",
+          "a sharding group needs zero: 1, 2 or 3; with zero: 0 nothing is sharded (remove dp_shard)");
+  } else if (p.dp % p.dp_shard != 0) {
+    c.add("parallel.dp_shard", "parallel.dp",
+          "must divide dp (" + num(p.dp) + "): the replicas are dp / dp_shard groups of " + num(p.dp_shard) +
+              " data-parallel ranks");
+  } else if (s.training.framework == Framework::deepspeed && p.zero < 3) {
+    c.add("parallel.dp_shard", "parallel.zero",
+          "DeepSpeed shards within a group only at ZeRO-3 (MiCS, zero_optimization.mics_shard_size); "
+          "use zero: 3 or remove dp_shard");
+  } else if (s.model.moe.enabled() && p.shard_ranks() % p.ep != 0) {
+    c.add("parallel.dp_shard", "parallel.ep",
+          "dp_shard × cp (" + num(p.shard_ranks()) + ") must be a multiple of ep (" + num(p.ep) +
+              "): the experts' states are sharded over the sharding group's expert-parallel replicas");
+  }
+}
+
 // Sharding and offload.
 void check_sharding_and_offload(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
@@ -283,6 +306,7 @@ void check_sharding_and_offload(const Scenario& s, Collector& c) {
           "must be at least 1 layer");
   }
   check_selective_op(s, c);
+  check_hybrid_sharding(s, c);
 }
 
 // Hardware support of the precision.

@@ -238,6 +238,7 @@ ParallelSpec read_parallel(MapReader& r) {
                         {{"gpipe", Schedule::gpipe}, {"1f1b", Schedule::one_f_one_b},
                          {"interleaved", Schedule::interleaved}, {"zb-h1", Schedule::zb_h1}});
   p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
+  if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, 1 << 30));
   p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
   p.recompute = read_recompute(r);
   if (r.has("offload")) {

@@ -133,4 +133,12 @@ const char* to_string(OptimizerKernel k) {
   return "?";
 }
 
+std::string zero_label(const ParallelSpec& p) {
+  std::string label = "ZeRO-" + std::to_string(p.zero);
+  if (p.zero >= 1 && p.replicas() > 1) {
+    label += " in groups of " + std::to_string(p.shard_dp()) + " × " + std::to_string(p.replicas());
+  }
+  return label;
+}
+
 }  // namespace tp

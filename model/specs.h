@@ -2,6 +2,7 @@
 // Plain data in base SI units (see units.h); loading and checks live in scenario.h.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -250,6 +251,10 @@ struct ParallelSpec {
   bool layers_auto = true;            // layers_per_stage: auto
   Schedule schedule = Schedule::one_f_one_b;
   int zero = 1;
+  // parallel.dp_shard: the data-parallel ranks ZeRO shards the model states over (hybrid sharding: FSDP's
+  // HYBRID_SHARD and FSDP2's 2-D mesh, DeepSpeed's MiCS, Megatron's distributed-optimizer instances);
+  // the dp / dp_shard groups hold replicas. 0: all of dp (full sharding).
+  int dp_shard = 0;
   bool sequence_parallel = false;
   Recompute recompute;
   OffloadTarget offload_optimizer = OffloadTarget::none;
@@ -263,6 +268,11 @@ struct ParallelSpec {
   std::optional<bool> overlap_param_gather;
   bool overlap_tp_comm = false;
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
+
+  int shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
+  // The ranks one copy of the sharded states spans (Megatron shards over the data x context group).
+  int shard_ranks() const { return shard_dp() * cp; }
+  int replicas() const { return std::max(1, dp / std::max(1, shard_dp())); }
 
   int size_of(MeshDim d) const {
     switch (d) {
@@ -283,6 +293,9 @@ struct ParallelSpec {
     return stride;
   }
 };
+
+// "ZeRO-3", with the sharding group and its replicas under hybrid sharding: "ZeRO-3 in groups of 8 × 16".
+std::string zero_label(const ParallelSpec& p);
 
 struct FailureSpec {
   Seconds gpu_mtbf = Seconds(50000.0 * kHour);

@@ -17,8 +17,13 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.groups[static_cast<int>(CommGroup::tp)] = group_shape(p.tp, p.stride_of(MeshDim::tp), gpn);
   l.groups[static_cast<int>(CommGroup::cp)] = group_shape(p.cp, p.stride_of(MeshDim::cp), gpn);
   l.groups[static_cast<int>(CommGroup::ep)] = group_shape(p.ep, p.stride_of(MeshDim::dp), gpn);
-  l.groups[static_cast<int>(CommGroup::dp)] =
-      group_shape(p.dp * p.cp, std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp)), gpn);
+  const int gradient_stride = std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp));
+  l.groups[static_cast<int>(CommGroup::dp)] = group_shape(p.dp * p.cp, gradient_stride, gpn);
+  // Hybrid sharding: the sharding group is the innermost dp_shard x cp of those ranks (FSDP's HYBRID_SHARD
+  // shards within the node, torchtitan's mesh puts dp_shard inside dp_replicate); the replicas of a
+  // shard lie dp_shard x cp ranks apart.
+  l.groups[static_cast<int>(CommGroup::dp_shard)] = group_shape(p.shard_ranks(), gradient_stride, gpn);
+  l.groups[static_cast<int>(CommGroup::dp_replica)] = group_shape(p.replicas(), gradient_stride * p.shard_ranks(), gpn);
   l.groups[static_cast<int>(CommGroup::pp)] = group_shape(2, p.stride_of(MeshDim::pp), gpn);
   // Megatron's embedding group: the first and last rank of each pipeline group (parallel_state.py,
   // initialize_model_parallel, embedding_ranks = [ranks[0], ranks[-1]]). On one node when the pipeline
@@ -58,6 +63,8 @@ double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
     case CommBytes::weights: return stage_parameters * l.weight_bytes;
     case CommBytes::fixed: return c.bytes;
     case CommBytes::parameter_gradients: return tp_share(c.bytes, c.split, l.tp, l.sp) * element_bytes(l.grad_precision);
+    case CommBytes::gradient_shard:
+      return stage_parameters * element_bytes(l.grad_precision) / l.group(CommGroup::dp_shard).size;
   }
   return 0.0;
 }

@@ -39,14 +39,21 @@ double grad_reduce_exposed(bool overlapped, double passes, double reduce, double
   return std::max(last, passes * reduce - (passes - 1.0) * period - early);
 }
 
-// The step entry of the data-parallel group that applies with `overlap` (nullptr when none does).
-const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap) {
+// The step entry over `group` that applies with `overlap` (nullptr when none does).
+const Comm* step_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap, CommGroup group) {
   for (const Op& op : g.step) {
-    if (op.kind == OpKind::collective && op.comm.group == CommGroup::dp && op.comm.overlap == overlap && applies(op.comm, l)) {
+    if (op.kind == OpKind::collective && op.comm.group == group && op.comm.overlap == overlap && applies(op.comm, l)) {
       return &op.comm;
     }
   }
   return nullptr;
+}
+
+// The data-parallel entry that applies with `overlap`: over all of dp (the all-reduce without ZeRO), else
+// over ZeRO's sharding group.
+const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap) {
+  const Comm* whole = step_entry(g, l, overlap, CommGroup::dp);
+  return whole != nullptr ? whole : step_entry(g, l, overlap, CommGroup::dp_shard);
 }
 
 }  // namespace
@@ -65,7 +72,11 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
   const double units =
       p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
-  const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units);
+  // With hybrid sharding each unit's reduce-scatter is followed by the all-reduce of its shard over the
+  // replicas, in series on the gradient channel (op_graph_comm.h, add_step_collectives).
+  const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
+  const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units) +
+                        (replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, units) : 0.0);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;

@@ -94,7 +94,7 @@ StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   const bool master_is_the_shard =
       s.parallel.zero >= 3 && sb.master > 0 && framework_rules(t.framework).sharded_parameter_is_master;
   sb.weights = master_is_the_shard ? 0.0 : parameter;
-  sb.dense_shard = static_cast<double>(s.parallel.dp) * s.parallel.cp;  // Megatron shards over the data x context group
+  sb.dense_shard = s.parallel.shard_ranks();  // the sharding group: Megatron shards over the data x context group
   sb.expert_shard = std::max(1.0, sb.dense_shard / s.parallel.ep);
   return sb;
 }

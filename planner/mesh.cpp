@@ -5,6 +5,33 @@ namespace {
 
 bool pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// The layout `base` with each recompute mode, each micro-batch size dividing the per-replica batch (a
+// multiple of pp micro-batches when interleaved), and sequence parallelism on and off when tp > 1.
+void add_recompute_and_micro_batches(std::vector<LayoutChoice>& out, const LayoutChoice& base, long long per_replica,
+                                     long long seq, int max_micro_batch) {
+  for (RecomputeMode rc : {RecomputeMode::none, RecomputeMode::selective, RecomputeMode::full}) {
+    for (long long mb = 1; mb <= max_micro_batch && mb <= per_replica; mb *= 2) {
+      if (per_replica % mb != 0) continue;
+      if (base.schedule == Schedule::interleaved && (per_replica / mb) % base.pp != 0) continue;
+      LayoutChoice c = base;
+      c.recompute = rc;
+      c.micro_batch = mb;
+      c.sequence_parallel = base.tp > 1;
+      if (base.tp == 1 || (seq / base.cp) % base.tp == 0) out.push_back(c);
+      c.sequence_parallel = false;
+      if (base.tp > 1) out.push_back(c);
+    }
+  }
+}
+
+// Hybrid sharding within a node: the data-parallel ranks of one node (gpus_per_node / (tp x cp)) when dp
+// spans more than one node's worth and is a multiple of it; 0 when there is no such group (nor for one rank
+// per node: a group of one shards nothing, ZeRO-0's layouts already cover it).
+int node_shard_of(int gpus_per_node, int tp, int cp, long long dp) {
+  const int per_node = gpus_per_node % (tp * cp) == 0 ? gpus_per_node / (tp * cp) : 0;
+  return per_node >= 2 && per_node < dp && dp % per_node == 0 ? per_node : 0;
+}
+
 }  // namespace
 
 std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) {
@@ -26,6 +53,7 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
         const long long global = s.training.global_batch > 0 ? s.training.global_batch : dp;
         if (global % dp != 0) continue;
         const long long per_replica = global / dp;
+        const int node_shard = node_shard_of(s.cluster.gpus_per_node, tp, cp, dp);
         for (int ep = 1; ep <= (m.moe.enabled() ? m.moe.experts : 1); ++ep) {
           if (m.moe.enabled() && (m.moe.experts % ep != 0 || (dp * cp) % ep != 0)) continue;
           // Schedules: 1F1B and ZB-H1 with one chunk; interleaved with v chunks when the layers divide, or
@@ -44,15 +72,12 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
           }
           for (const Sched& sc : schedules) {
             for (int zero = 0; zero <= (pp == 1 ? 3 : 2); ++zero) {
-              for (RecomputeMode rc : {RecomputeMode::none, RecomputeMode::selective, RecomputeMode::full}) {
-                for (long long mb = 1; mb <= o.max_micro_batch && mb <= per_replica; mb *= 2) {
-                  if (per_replica % mb != 0) continue;
-                  if (sc.schedule == Schedule::interleaved && (per_replica / mb) % pp != 0) continue;
-                  if (tp == 1 || (seq / cp) % tp == 0) {
-                    out.push_back({tp, pp, cp, ep, sc.vpp, sc.schedule, zero, rc, mb, tp > 1});
-                  }
-                  if (tp > 1) out.push_back({tp, pp, cp, ep, sc.vpp, sc.schedule, zero, rc, mb, false});
-                }
+              const LayoutChoice base{tp, pp, cp, ep, sc.vpp, sc.schedule, zero};
+              add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch);
+              if (zero >= 1 && node_shard > 0) {
+                LayoutChoice hybrid = base;
+                hybrid.dp_shard = node_shard;
+                add_recompute_and_micro_batches(out, hybrid, per_replica, seq, o.max_micro_batch);
               }
             }
           }
@@ -74,6 +99,7 @@ void apply_layout(Scenario& s, const LayoutChoice& c) {
   p.zero = c.zero;
   p.recompute = {c.recompute, 0};
   p.sequence_parallel = c.sequence_parallel;
+  p.dp_shard = c.dp_shard;
   p.dp_auto = true;
   p.layers_auto = true;
   s.training.micro_batch = c.micro_batch;

@@ -2,8 +2,9 @@
 // inside the NVLink domain (with and without sequence parallelism), pipeline stages dividing the
 // layers (or powers of two, with the default uneven split), context and expert parallelism, the
 // schedules (1F1B, GPipe, ZB-H1, interleaved with v dividing the layers per stage), ZeRO 0-3 (3 only
-// without pipelining), recompute none / selective / full, and the micro-batch sizes that divide the
-// per-replica batch.
+// without pipelining), each ZeRO stage also sharded within a node when dp spans several (hybrid
+// sharding, parallel.dp_shard), recompute none / selective / full, and the micro-batch sizes that divide
+// the per-replica batch.
 #pragma once
 
 #include <vector>
@@ -19,6 +20,7 @@ struct LayoutChoice {
   RecomputeMode recompute = RecomputeMode::none;
   std::int64_t micro_batch = 1;
   bool sequence_parallel = false;
+  int dp_shard = 0;  // 0: ZeRO shards over all of dp
 };
 
 struct AutoOptions {

@@ -41,8 +41,11 @@ inline double tp_share(double v, TpSplit split, int tp, bool sp) {
 // The process group a collective runs over (planner/collectives.h, ParallelGroups). pp: two adjacent
 // pipeline stages; pp_ends: the first and the last stage of a pipeline group, Megatron's "embedding group"
 // (megatron/core/parallel_state.py, initialize_model_parallel: embedding_ranks = [ranks[0], ranks[-1]]).
-enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp, pp_ends };
-inline constexpr int kCommGroupCount = 6;
+// dp: the data x context ranks (the gradient all-reduce without ZeRO); dp_shard: the ranks ZeRO shards
+// the states over (all of dp unless parallel.dp_shard is smaller); dp_replica: the ranks holding the
+// same shard, one per sharding group (hybrid sharding).
+enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp, pp_ends, dp_shard, dp_replica };
+inline constexpr int kCommGroupCount = 8;
 // The compute a collective may hide behind when the layout enables that overlap (bounded: it hides at
 // most that compute, the rest is exposed).
 enum class CommOverlap : std::uint8_t {
@@ -66,6 +69,7 @@ enum class CommBytes : std::uint8_t {
   weights,      // the stage's parameters x the bytes of one stored parameter (parameter_bytes: fp32 under autocast)
   fixed,        // `bytes` as they are, whatever the split and micro-batch (one value per tensor: FP8 amax)
   parameter_gradients,  // `bytes` counts parameters (divided per `split` over tp) x the gradient element bytes
+  gradient_shard,  // the stage's parameters x the gradient element bytes / the sharding group's ranks
 };
 
 // The collective one pass runs: `count` of them per micro-batch (per step for gradients/weights);

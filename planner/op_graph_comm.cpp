@@ -62,20 +62,27 @@ void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass) {
 }
 
 void add_step_collectives(std::vector<Op>& step, double act) {
-  step.reserve(7);  // with the end-of-step gradient syncs
+  step.reserve(8);  // with the end-of-step gradient syncs
   collective_op(step, "pp_send_recv", Block::step, CommGroup::pp, CommOverlap::none, CommBytes::activations, act,
                 TpSplit::seq_tp, one(Collective::send_recv), one(Collective::send_recv));
-  const auto D = CommGroup::dp;
-  collective_op(step, "dp_gradient_all_reduce", Block::step, D, CommOverlap::step_backward, CommBytes::gradients, 0.0,
-                TpSplit::none, kNone, one(Collective::all_reduce))
+  collective_op(step, "dp_gradient_all_reduce", Block::step, CommGroup::dp, CommOverlap::step_backward,
+                CommBytes::gradients, 0.0, TpSplit::none, kNone, one(Collective::all_reduce))
       .comm.when = CommWhen::zero0;
-  collective_op(step, "dp_gradient_reduce_scatter", Block::step, D, CommOverlap::step_backward, CommBytes::gradients, 0.0,
+  const auto S = CommGroup::dp_shard;
+  collective_op(step, "dp_gradient_reduce_scatter", Block::step, S, CommOverlap::step_backward, CommBytes::gradients, 0.0,
                 TpSplit::none, kNone, one(Collective::reduce_scatter))
       .comm.when = CommWhen::zero_any;
-  collective_op(step, "zero_parameter_all_gather", Block::step, D, CommOverlap::step_forward, CommBytes::weights, 0.0,
+  // Hybrid sharding: each reduced shard is all-reduced over its replicas after its reduce-scatter, on the
+  // same bucket or unit (Megatron-Core param_and_grad_buffer.py start_grad_sync: the inter-instance
+  // all_reduce of each bucket's shard; FSDP1 _runtime_utils._reduce_grad: all_reduce over _inter_node_pg;
+  // FSDP2 foreach_reduce: all_reduce over the replicate mesh dimension).
+  collective_op(step, "dp_replica_gradient_all_reduce", Block::step, CommGroup::dp_replica, CommOverlap::step_backward,
+                CommBytes::gradient_shard, 0.0, TpSplit::none, kNone, one(Collective::all_reduce))
+      .comm.when = CommWhen::zero_any;
+  collective_op(step, "zero_parameter_all_gather", Block::step, S, CommOverlap::step_forward, CommBytes::weights, 0.0,
                 TpSplit::none, one(Collective::all_gather), kNone)
       .comm.when = CommWhen::zero1_or_2;
-  collective_op(step, "zero3_parameter_all_gather", Block::step, D, CommOverlap::step_compute, CommBytes::weights, 0.0,
+  collective_op(step, "zero3_parameter_all_gather", Block::step, S, CommOverlap::step_compute, CommBytes::weights, 0.0,
                 TpSplit::none, one(Collective::all_gather), one(Collective::all_gather))
       .comm.when = CommWhen::zero3;
 }

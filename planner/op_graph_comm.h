@@ -39,7 +39,8 @@ void add_tp_amax_all_reduce(std::vector<Op>& ops, Block block, CommPass pass);
 // sequence parallelism), and the data-parallel gradient reduce and ZeRO parameter gathers over the
 // stage's parameters (Rajbhandari et al. 2020, ZeRO §5 and §7: all-reduce without ZeRO, reduce-scatter
 // with it; parameters all-gathered after the optimizer with ZeRO 1/2, before every micro-batch's forward
-// and backward with ZeRO-3).
+// and backward with ZeRO-3). ZeRO's collectives run over the sharding group; with hybrid sharding
+// (parallel.dp_shard) each reduced shard is then all-reduced over its replicas.
 void add_step_collectives(std::vector<Op>& step, double act);
 
 // A tied word embedding with pipeline parallelism: its gradient (`embedding_parameters` = V_padded x h,

@@ -75,7 +75,7 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
   if (!framework_rules(s.training.framework).accumulates_gradients_in_place || micro_batches <= 1) return 0.0;
   // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
   const bool unsharded = accumulates_unsharded_gradients(s);
-  const double kept = p.zero >= 2 && !unsharded ? params / (p.dp * p.cp) : params;
+  const double kept = p.zero >= 2 && !unsharded ? params / p.shard_ranks() : params;
   const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : element_bytes(s.training.grad_precision));
   const double tensors = parameter_tensors(g, p, stage_index);
   return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
@@ -107,7 +107,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   const GpuSpec& gpu = s.cluster.gpu;
   const double params = stage.parameters;
   // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
-  const double shard = p.zero >= 1 ? params / (p.dp * p.cp) : params;
+  const double shard = p.zero >= 1 ? params / p.shard_ranks() : params;
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
   const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
   double optimizer = shard * per_param / bw;

@@ -85,7 +85,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     }
   }
   w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
-  w.shard_copies = fsdp_copies(s, zero3, hw, cl.group(CommGroup::dp).size);
+  w.shard_copies = fsdp_copies(s, zero3, hw, cl.group(CommGroup::dp_shard).size);
   return w;
 }
 
@@ -254,7 +254,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // Data-parallel gradient reduction and parameter gathers (ZeRO), with overlap windows.
   const MemoryBreakdown& stage = e.stages[static_cast<size_t>(r.slowest_stage)];
   // Host offload: PCIe transfers and the CPU optimizer of the GPU's shard (planner/offload_time.h).
-  const double shard = p.zero >= 1 ? stage.parameters / (p.dp * p.cp) : stage.parameters;
+  const double shard = p.zero >= 1 ? stage.parameters / p.shard_ranks() : stage.parameters;
   const OffloadTimes offload = offload_times(s, hw, shard, m);
   const DataParallelComm dp =
       data_parallel_comm(s, g, cl, stage.parameters, m, x.worst_f, x.worst_b, r.slowest_stage, offload.gather_h2d, zero3);

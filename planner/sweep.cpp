@@ -35,7 +35,7 @@ Scenario point_scenario(const SweepBase& base, const std::vector<FastAxis>& axes
   Scenario s = base.scenario;
   for (size_t i = 0; i < axes.size() && i < p.fast_values.size(); ++i) axes[i].setters[p.fast_values[i]](s);
   // The recorded layout is the final one (after the auto layout and every setter).
-  LayoutChoice c{p.tp, p.pp, p.cp, p.ep, p.vpp, p.schedule, p.zero, p.recompute, p.micro_batch, p.sequence_parallel};
+  LayoutChoice c{p.tp, p.pp, p.cp, p.ep, p.vpp, p.schedule, p.zero, p.recompute, p.micro_batch, p.sequence_parallel, p.dp_shard};
   apply_layout(s, c);
   s.parallel.recompute.every = p.recompute_every;
   resolve_layout(s);
@@ -185,6 +185,7 @@ class SweepRun {
     p.recompute = s.parallel.recompute.mode; p.recompute_every = s.parallel.recompute.every;
     p.micro_batch = s.training.micro_batch; p.nodes = s.cluster.nodes; p.gpus = s.gpus();
     p.sequence_parallel = s.parallel.sequence_parallel;
+    p.dp_shard = s.parallel.dp_shard;
   }
 
   void keep(ThreadState& ts, SweepPoint& p, PointStatus status) const {

@@ -43,6 +43,7 @@ struct SweepPoint {
   int recompute_every = 0;
   std::int64_t micro_batch = 1;
   bool sequence_parallel = false;
+  int dp_shard = 0;  // parallel.dp_shard: 0 = all of dp
   std::vector<std::uint32_t> fast_values;  // value index per fast axis (for labels)
   double memory = 0;        // worst-stage bytes per GPU
   double capacity = 0;

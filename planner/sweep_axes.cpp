@@ -81,6 +81,8 @@ Setter make_setter(const Axis& a, const std::string& v) {
       s.parallel.vpp = static_cast<int>(x);
       s.parallel.layers_auto = true;
     });
+  if (k == "parallel.dp_shard")
+    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.dp_shard = static_cast<int>(x); });
   if (k == "parallel.zero") {
     const std::int64_t z = parse_int(a, v, 0);
     if (z > 3) throw InputError(a.where, a.key, "'" + v + "' is not a ZeRO stage 0-3");
@@ -115,7 +117,7 @@ Setter make_setter(const Axis& a, const std::string& v) {
 
 bool is_fast_key(const std::string& key) {
   static const char* keys[] = {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
-                               "parallel.vpp", "parallel.zero", "parallel.schedule", "parallel.sequence_parallel",
+                               "parallel.vpp", "parallel.dp_shard", "parallel.zero", "parallel.schedule", "parallel.sequence_parallel",
                                "parallel.recompute", "training.micro_batch", "training.global_batch",
                                "training.sequence_length", "training.flash_attention", "training.precision",
                                "cluster.nodes"};

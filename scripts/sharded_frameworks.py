@@ -74,7 +74,9 @@ def fsdp_setup(run, tr, par, notes):
     tr = {"framework": "fsdp", "precision": "fp8" if "fp8" in str(run["precision"]) else "bf16", **tr}
     par["zero"] = 2 if "SHARD_GRAD_OP" in p["sharding"] else 3
     if "HSDP" in p["sharding"]:
-        notes.append("HSDP (shard in the node, replicate across nodes) has no key: modelled as full sharding over dp")
+        par["dp_shard"] = p["sharding_group"]
+        notes.append("HSDP, sharding group %d (docs/configurations.md: a node's GPUs; FSDP1 HYBRID_SHARD): "
+                     "dp_shard %d, the states replicated on every node" % ((p["sharding_group"],) * 2))
     if fam in ("fmsfsdp", "nemo-automodel"):
         tr["compile"] = True
         notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")

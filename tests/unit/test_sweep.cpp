@@ -45,10 +45,11 @@ TEST(SweepAuto, MeshesOfFourGpusEqualTheHandListedSet) {
 TEST(SweepAuto, EveryChoiceIsValidAndUnique) {
   Scenario base = test::scenario(kSmall);
   std::vector<LayoutChoice> all = auto_layouts(base);
-  std::set<std::tuple<int, int, int, int, int, int, int, int, long long, bool>> seen;
+  std::set<std::tuple<int, int, int, int, int, int, int, int, long long, bool, int>> seen;
   for (const auto& c : all) {
     auto key = std::make_tuple(c.tp, c.pp, c.cp, c.ep, c.vpp, static_cast<int>(c.schedule), c.zero,
-                               static_cast<int>(c.recompute), static_cast<long long>(c.micro_batch), c.sequence_parallel);
+                               static_cast<int>(c.recompute), static_cast<long long>(c.micro_batch), c.sequence_parallel,
+                               c.dp_shard);
     EXPECT_TRUE(seen.insert(key).second) << "duplicate choice";
     Scenario s = base;
     apply_layout(s, c);
