@@ -91,7 +91,7 @@ std::string step_section(const Scenario& s, const Plan& p) {
   const TimeUnit u = time_unit(t.step.value);
   std::string h = "<section id=\"step\"><h2>2. Step time</h2><div class=\"tiles\">";
   h += tile("step time", json_number("time.step_seconds", t.step.value, format_fixed(t.step.value * u.scale, 3) + " " + u.name),
-            "one optimizer step, " + std::to_string(p.estimate.micro_batches) + " micro-batches per replica");
+            "one optimizer step, " + format_micro_batches(p.estimate.micro_batches) + " per replica");
   h += tile("MFU", json_number("time.mfu", t.mfu, svg::num(100 * t.mfu, 1) + " %"),
             "model FLOPs / peak " + std::string(to_string(s.training.precision)));
   h += tile("HFU", json_number("time.hfu", t.hfu, svg::num(100 * t.hfu, 1) + " %"), "with recompute FLOPs");

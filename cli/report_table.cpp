@@ -112,7 +112,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
       << (s.training.attention_unpad ? " (unpadded)" : "") << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "
-      << e.micro_batches << " micro-batches per replica\n\n";
+      << format_micro_batches(e.micro_batches) << " per replica\n\n";
 
   out << "  Parameters  " << format_count(e.parameters_total) << " total";
   if (m.moe.enabled()) out << ", " << format_count(e.parameters_active) << " active per token";

@@ -181,7 +181,7 @@ std::string timeline_section(const Scenario& s, const Plan& p) {
   std::string h = "<section id=\"timeline\"><h2>3. One simulated step</h2>";
   h += "<p>" + std::string(to_string(s.parallel.schedule)) + " schedule, " + std::to_string(g.stages) + (g.stages == 1 ? " stage" : " stages") +
        (g.chunks > 1 ? " × " + std::to_string(g.chunks) + " virtual chunks" : "") + ", " +
-       std::to_string(g.micro_batches) + " micro-batches per replica (numbers on the tasks), " +
+       format_micro_batches(g.micro_batches) + " per replica (numbers on the tasks), " +
        std::to_string(cg.tasks) + " tasks. Simulated step <strong>" + format_fixed(makespan, 4) +
        " s</strong>; analytic model " + format_fixed(p.time.step.value, 4) + " s (" + (diff >= 0 ? "+" : "") +
        svg::num(100 * diff, 1) + "%).</p>";

@@ -88,7 +88,7 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
   out << s.name << "  (" << s.source << ")\n\n";
   out << "  Layout      tp " << par.tp << " · pp " << par.pp << " · dp " << par.dp << " · cp " << par.cp << " · ep " << par.ep
       << (par.vpp > 1 ? " · vpp " + std::to_string(par.vpp) : "") << ", " << to_string(par.schedule) << ", " << zero_label(par)
-      << ", " << p.estimate.micro_batches << " micro-batches per replica\n";
+      << ", " << format_micro_batches(p.estimate.micro_batches) << " per replica\n";
   out << "  Simulated   " << format_fixed(r.step_seconds.value, 3) << " s per step; analytic model "
       << format_fixed(r.analytic_step_seconds.value, 3) << " s ("
       << percent(r.analytic_step_seconds.value > 0 ? r.step_seconds / r.analytic_step_seconds - 1.0 : 0.0)

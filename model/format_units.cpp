@@ -70,4 +70,6 @@ std::string format_seconds(double s) {
   return "n/a";  // unreachable: the last unit has no upper bound
 }
 
+std::string format_micro_batches(long long n) { return std::to_string(n) + (n == 1 ? " micro-batch" : " micro-batches"); }
+
 }  // namespace tp

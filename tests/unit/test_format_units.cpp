@@ -43,5 +43,10 @@ TEST(FormatUnits, SecondsPickAReadableUnit) {
   EXPECT_EQ(format_seconds(3.7e20), "1.17e+13 years");
 }
 
+TEST(FormatUnits, MicroBatchesAgreeInNumber) {
+  EXPECT_EQ(format_micro_batches(1), "1 micro-batch");
+  EXPECT_EQ(format_micro_batches(4), "4 micro-batches");
+}
+
 }  // namespace
 }  // namespace tp
