@@ -56,6 +56,15 @@ const Comm* dp_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap)
   return whole != nullptr ? whole : step_entry(g, l, overlap, CommGroup::dp_shard);
 }
 
+// The gradient channel's time for `calls` units whose reduce-scatters take `scatter` seconds in all and whose
+// shards are then all-reduced over the replicas in `replica` seconds (hybrid sharding; 0 without). In series
+// on one stream (Megatron-Core) the sum; on two streams (FSDP, replica_all_reduce_own_stream) the units
+// pipeline: the longer of the two, and the shorter one's last unit after it.
+double hybrid_reduce_seconds(const FrameworkRules& fw, double scatter, double replica, double calls) {
+  if (!fw.replica_all_reduce_own_stream) return scatter + replica;
+  return std::max(scatter, replica) + std::min(scatter, replica) / std::max(1.0, calls);
+}
+
 }  // namespace
 
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
@@ -72,11 +81,10 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
   const double units =
       p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
-  // With hybrid sharding each unit's reduce-scatter is followed by the all-reduce of its shard over the
-  // replicas, in series on the gradient channel (op_graph_comm.h, add_step_collectives).
   const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
-  const double reduce = comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units) +
-                        (replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, units) : 0.0);
+  const double reduce = hybrid_reduce_seconds(
+      fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units),
+      replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, units) : 0.0, units);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;

@@ -114,6 +114,14 @@ struct FrameworkRules {
   // accumulation boundary); and optimizer.step() all-gathers the updated 16-bit partitions before it returns
   // (stage_1_and_2.py step, all_gather_dp_groups), with no setting to defer it.
   bool overlaps_zero12_collectives = true;
+  // Hybrid sharding (parallel.dp_shard): the all-reduce of a unit's reduced shard over the replicas runs on a
+  // stream and communicator of its own, so the next unit's reduce-scatter runs beside it. FSDP1
+  // _runtime_utils._reduce_grad: dist.all_reduce(new_sharded_grad, group=state._inter_node_pg) under
+  // state._all_reduce_stream, after reduce_scatter_tensor on the post-backward stream; FSDP2 foreach_reduce:
+  // all_reduce_stream.wait_stream(reduce_scatter_stream). Megatron-Core runs the inter-instance all_reduce
+  // on the bucket's own communication stream right after its reduce-scatter (param_and_grad_buffer.py
+  // start_grad_sync): false, in series.
+  bool replica_all_reduce_own_stream = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);

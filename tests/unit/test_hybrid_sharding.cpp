@@ -100,6 +100,25 @@ TEST(HybridSharding, ReduceIsTheGroupReduceScatterThenTheReplicaAllReduce) {
   EXPECT_NEAR(plan.time.dp_gather.value, gather, 1e-9);
 }
 
+TEST(HybridSharding, FsdpPipelinesTheReplicaAllReduceBehindTheNextReduceScatter) {
+  // FSDP all-reduces each unit's shard on a stream of its own (FSDP1 _reduce_grad, _all_reduce_stream):
+  // over the 32 whole-layer units the channel takes max(R, A) + min(R, A) / 32, R the units' ring
+  // reduce-scatters in the node, A their shards' all-reduces over the 4 replicas.
+  const Scenario s = megatron_scenario({"training.framework=fsdp", "parallel.zero=3", "parallel.dp_shard=8"});
+  const HardwareProfile hw = profile_for(s);
+  const Plan plan = make_plan(s, hw);
+  const Topology& t = comm_layout(s, hw).topo;
+  const double ai = t.intra.latency.value, bi = intra_bandwidth(t).value;
+  const double ae = t.inter.latency.value, be = inter_bandwidth(t).value;
+  const double n = 32;
+  const double unit = plan.estimate.stages[0].parameters * 4.0 / n;  // fp32 gradients of one layer's unit
+  const double scatter = n * (7 * ai + 7.0 / 8.0 * unit / bi);
+  const double shard = unit / 8.0;
+  const double replica = n * std::min(2 * 3 * ae + 2 * 3.0 / 4.0 * shard / be, 2 * 2 * ae + 2 * shard / be);
+  // FSDP reduce-scatters after every micro-batch: dp_reduce is one pass.
+  EXPECT_NEAR(plan.time.dp_reduce.value, std::max(scatter, replica) + std::min(scatter, replica) / n, 1e-9);
+}
+
 TEST(HybridSharding, TheWholeGroupIsFullSharding) {
   const Scenario unset = megatron_scenario({});
   const Scenario whole = megatron_scenario({"parallel.dp_shard=32"});
