@@ -15,6 +15,11 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
   const ParallelSpec& p = s.parallel;
   std::vector<Candidate> candidates;
   // Ordered roughly by cost to throughput: sharding first, then recompute, then model parallelism.
+  // Hybrid sharding: twice the sharding group (the states over twice the ranks).
+  if (p.dp_shard > 0 && p.dp_shard < p.dp && p.dp % (2 * p.dp_shard) == 0) {
+    const int wider = 2 * p.dp_shard;
+    candidates.push_back({"parallel.dp_shard: " + std::to_string(wider), [wider](Scenario& c) { c.parallel.dp_shard = wider; }});
+  }
   for (int z = p.zero + 1; z <= 3; ++z) {
     candidates.push_back({"parallel.zero: " + std::to_string(z), [z](Scenario& c) { c.parallel.zero = z; }});
   }

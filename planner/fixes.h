@@ -14,7 +14,7 @@ struct Fix {
   Bytes total;         // worst-stage memory per GPU after the change
 };
 
-// Tries single changes (ZeRO stage, recompute level, tp, pp, micro-batch, optimizer offload),
+// Tries single changes (a wider sharding group, ZeRO stage, recompute level, tp, pp, micro-batch, optimizer offload),
 // keeps the valid ones that fit, cheapest first; at most `limit`.
 std::vector<Fix> suggest_fixes(const Scenario& s, int limit = 4);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collectives.h"
+#include "fixes.h"
 #include "comm_time.h"
 #include "hardware_profile.h"
 #include "mesh.h"
@@ -152,6 +153,21 @@ TEST(HybridSharding, Zero3GathersInTheNodeAtScale) {
   EXPECT_GT(states(full.estimate.stages[0]), 0.0);
   EXPECT_NEAR(states(hybrid.estimate.stages[0]), 192.0 * states(full.estimate.stages[0]),
               1e-9 * states(hybrid.estimate.stages[0]));
+}
+
+// A sharding group too small for the states: the fixes offer the group twice as wide, first. Llama 2 70B
+// under FSDP with full recompute keeps 12 B per parameter of sharded states (its fp32 parameter shard and
+// two Adam moments): 69 B x 12 B / 8 ranks = 103 GB does not fit 80 GB; / 16 = 52 GB does, with room for
+// the checkpointed activations.
+TEST(HybridSharding, FixesWidenTheShardingGroup) {
+  const std::vector<Fix> fixes = suggest_fixes(test::scenario(
+      "model: llama2-70b\n"
+      "cluster: {preset: dgx-h100, nodes: 192}\n"
+      "training: {framework: fsdp, sequence_length: 2048, global_batch: 1536, micro_batch: 1, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, zero: 3, dp_shard: 8, recompute: full}\n"));
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(fixes.front().change, "parallel.dp_shard: 16");
+  EXPECT_LT(fixes.front().total.value, 80.0 * (1 << 30));
 }
 
 // parallel: auto offers each ZeRO >= 1 layout a second time sharded within the node, when dp spans more
