@@ -273,7 +273,7 @@ void check_hybrid_sharding(const Scenario& s, Collector& c) {
     c.add("parallel.dp_shard", "parallel.dp",
           "must divide dp (" + num(p.dp) + "): the replicas are dp / dp_shard groups of " + num(p.dp_shard) +
               " data-parallel ranks");
-  } else if (s.training.framework == Framework::deepspeed && p.zero < 3) {
+  } else if (!shards_in_groups(s.training.framework, p.zero)) {
     c.add("parallel.dp_shard", "parallel.zero",
           "DeepSpeed shards within a group only at ZeRO-3 (MiCS, zero_optimization.mics_shard_size); "
           "use zero: 3 or remove dp_shard");
@@ -319,6 +319,8 @@ void check_precision_support(const Scenario& s, Collector& c) {
 }
 
 }  // namespace
+
+bool shards_in_groups(Framework framework, int zero) { return zero >= (framework == Framework::deepspeed ? 3 : 1); }
 
 std::vector<Problem> check_scenario(const Scenario& s, bool first_only) {
   Collector c{first_only, {}};

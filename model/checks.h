@@ -25,6 +25,10 @@ std::vector<Problem> resolve_layout(Scenario& s);
 std::vector<int> auto_layers_per_stage(int layers, int stages);
 void auto_layers_per_stage(int layers, int stages, std::vector<int>& out);  // reuses `out`
 
+// Whether `framework` shards within groups at this ZeRO stage (parallel.dp_shard): every framework from
+// ZeRO-1 on, but DeepSpeed only at ZeRO-3 (MiCS, zero_optimization.mics_shard_size).
+bool shards_in_groups(Framework framework, int zero);
+
 // All cross-field rule violations (tp dividing heads, batch divisibility, schedule/vpp ...).
 // Stops after the first problem when `first_only`.
 std::vector<Problem> check_scenario(const Scenario& s, bool first_only = false);

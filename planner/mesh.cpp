@@ -1,5 +1,7 @@
 #include "mesh.h"
 
+#include "checks.h"
+
 namespace tp {
 namespace {
 
@@ -74,7 +76,7 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
             for (int zero = 0; zero <= (pp == 1 ? 3 : 2); ++zero) {
               const LayoutChoice base{tp, pp, cp, ep, sc.vpp, sc.schedule, zero};
               add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch);
-              if (zero >= 1 && node_shard > 0) {
+              if (node_shard > 0 && shards_in_groups(s.training.framework, zero)) {
                 LayoutChoice hybrid = base;
                 hybrid.dp_shard = node_shard;
                 add_recompute_and_micro_batches(out, hybrid, per_replica, seq, o.max_micro_batch);

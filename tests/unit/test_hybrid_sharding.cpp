@@ -171,7 +171,8 @@ TEST(HybridSharding, FixesWidenTheShardingGroup) {
 }
 
 // parallel: auto offers each ZeRO >= 1 layout a second time sharded within the node, when dp spans more
-// than a node: on 4 nodes of 8 GPUs, dp_shard = 8 / (tp x cp) for groups of at least 2 ranks.
+// than a node: on 4 nodes of 8 GPUs, dp_shard = 8 / (tp x cp) for groups of at least 2 ranks; under
+// DeepSpeed only at ZeRO-3.
 TEST(HybridSharding, AutoLayoutsAlsoShardWithinTheNode) {
   const Scenario s = megatron_scenario({});
   const std::vector<LayoutChoice> all = auto_layouts(s);
@@ -194,6 +195,12 @@ TEST(HybridSharding, AutoLayoutsAlsoShardWithinTheNode) {
     EXPECT_TRUE(std::any_of(all.begin(), all.end(), same)) << "a hybrid layout without its fully sharded twin";
   }
   EXPECT_GT(hybrid, 0);
+  // DeepSpeed's one hybrid mode, MiCS, is ZeRO-3's: no hybrid layout below it.
+  for (const LayoutChoice& c : auto_layouts(megatron_scenario({"training.framework=deepspeed"}))) {
+    if (c.dp_shard > 0) {
+      EXPECT_EQ(c.zero, 3);
+    }
+  }
 }
 
 }  // namespace
