@@ -62,7 +62,7 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
           {"status", to_string(p.status)},
           {"layout",
            {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
-            {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"dp_shard", p.dp_shard > 0 ? p.dp_shard : p.dp},
+            {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"dp_shard", sharding_group(p.dp_shard, p.dp)},
             {"recompute", recompute_label(p)},
             {"micro_batch", p.micro_batch}}},
           {"other", extra_label(p, bases, axes)},
@@ -108,7 +108,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
-          << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << (p.dp_shard > 0 ? p.dp_shard : p.dp)
+          << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)
           << "," << recompute_label(p) << ","
           << p.micro_batch << "," << p.gpus << "," << p.nodes << "," << cell(p.memory) << "," << cell(p.step) << ","
           << cell(p.mfu) << "," << cell(p.tokens_per_gpu) << "," << cell(p.run_seconds) << "," << cell(p.cost) << ","

@@ -61,7 +61,7 @@ std::string recompute_label(const SweepPoint& p) {
 std::string layout_label(const SweepPoint& p) {
   char buf[160];
   // Hybrid sharding: "z3/8", ZeRO-3 within groups of 8 data-parallel ranks.
-  const std::string shard = p.dp_shard > 0 && p.dp_shard < p.dp ? "/" + std::to_string(p.dp_shard) : "";
+  const std::string shard = sharding_group(p.dp_shard, p.dp) < p.dp ? "/" + std::to_string(p.dp_shard) : "";
   std::snprintf(buf, sizeof buf, "tp%d pp%d dp%d cp%d ep%d v%d %s z%d%s %s mb%lld", p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
                 to_string(p.schedule), p.zero, shard.c_str(), recompute_label(p).c_str(),
                 static_cast<long long>(p.micro_batch));

@@ -239,6 +239,9 @@ struct Recompute {
 enum class MeshDim { tp, cp, dp, pp };
 const char* to_string(MeshDim d);
 
+// The data-parallel ranks ZeRO shards over: parallel.dp_shard, or all of dp when it is unset (0).
+inline int sharding_group(int dp_shard, int dp) { return dp_shard > 0 ? dp_shard : dp; }
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
@@ -269,7 +272,7 @@ struct ParallelSpec {
   bool overlap_tp_comm = false;
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
 
-  int shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
+  int shard_dp() const { return sharding_group(dp_shard, dp); }
   // The ranks one copy of the sharded states spans (Megatron shards over the data x context group).
   int shard_ranks() const { return shard_dp() * cp; }
   int replicas() const { return std::max(1, dp / std::max(1, shard_dp())); }

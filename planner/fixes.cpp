@@ -16,7 +16,7 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
   std::vector<Candidate> candidates;
   // Ordered roughly by cost to throughput: sharding first, then recompute, then model parallelism.
   // Hybrid sharding: twice the sharding group (the states over twice the ranks).
-  if (p.dp_shard > 0 && p.dp_shard < p.dp && p.dp % (2 * p.dp_shard) == 0) {
+  if (p.shard_dp() < p.dp && p.dp % (2 * p.dp_shard) == 0) {
     const int wider = 2 * p.dp_shard;
     candidates.push_back({"parallel.dp_shard: " + std::to_string(wider), [wider](Scenario& c) { c.parallel.dp_shard = wider; }});
   }
