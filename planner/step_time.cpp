@@ -10,6 +10,7 @@
 #include "fsdp_copies.h"
 #include "op_times.h"
 #include "overlap_contention.h"
+#include "pipeline_time.h"
 #include "selective_op.h"
 #include "step_time_parts.h"
 #include "sustained_clock.h"
@@ -154,17 +155,6 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
   return x;
 }
 
-// Pipeline: the slowest stage paces m micro-batches; the other stages' work is the fill and drain,
-// divided by v for the interleaved schedule (Narayanan et al. 2021) and shrunk for ZB-H1, whose bubble
-// is (p-1)(F + B - W) instead of (p-1)(F + B + W) (Qi et al. 2023). Returns the pipeline's time.
-double pipeline_time(const ParallelSpec& p, const SlowestStage& x, double m) {
-  const double worst = x.worst;
-  const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
-  double fill = (x.sum - worst) / v;
-  if (p.schedule == Schedule::zb_h1 && worst > 0) fill *= std::max(0.0, worst - 2 * x.worst_wgrad) / worst;
-  return m * worst + fill;
-}
-
 // End-of-step gradient syncs (sequence-parallel gradients over TP; a tied embedding's between the first
 // and last stage): on the critical path after the last backward and the gradient reduce, before the
 // optimizer. Each stage's into r.stages; returns those of the stage where they take longest, which the
@@ -247,9 +237,10 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
   const PipelineComm pipe = pipeline_comm(g.step, cl, p.pp, v);  // the graph's boundary send/receive entries
   const StepEndComm step_end = step_end_syncs(p, g, cl, r);
-  const double pp_exposed = pipe.exposed + step_end.pp_ends;
+  const PipelineTime pipe_time = pipeline_time(p, {x.worst, x.sum, x.worst_wgrad}, r.stages, m, pipe.hop);
+  const double pp_exposed = pipe.exposed + pipe_time.steady_transfers + step_end.pp_ends;
   if (p.pp > 1) r.p2p_hop = Seconds(pipe.hop);
-  const double pipeline = pipeline_time(p, x, m);
+  const double pipeline = pipe_time.paced;
 
   // Data-parallel gradient reduction and parameter gathers (ZeRO), with overlap windows.
   const MemoryBreakdown& stage = e.stages[static_cast<size_t>(r.slowest_stage)];
