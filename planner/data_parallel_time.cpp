@@ -88,8 +88,11 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;
+  // The compute between two micro-batches' gradients: a forward and a backward, but only a backward under
+  // GPipe's pipeline, which runs every forward before the first backward (Huang et al. 2019).
+  const double period = (p.schedule == Schedule::gpipe && p.pp > 1 ? 0.0 : worst_f) + worst_b;
   dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), reduce_passes, reduce, last_bucket,
-                                    reduce_overlap_window(p, m, worst_b, reduce), worst_f + worst_b);
+                                    reduce_overlap_window(p, m, worst_b, reduce), period);
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);

@@ -16,6 +16,17 @@ double sends_per_micro_batch(int pp, double v) {
   return pp > 2 ? 2 * v : 2 * v - 1;
 }
 
+// GPipe: the busiest stage's micro-batch when each pass's sends bound it: max(F, hop) + max(B, hop).
+double gpipe_phase_cycle(const std::vector<StageTiming>& stages, double hop) {
+  double cycle = 0;
+  for (const StageTiming& st : stages) {
+    const double f = (st.forward + st.comm_forward).value;
+    const double b = st.total().value - f;
+    cycle = std::max(cycle, std::max(f, hop) + std::max(b, hop));
+  }
+  return cycle;
+}
+
 // The schedule's dependency loop. Chunk c of stage s sends a micro-batch forward through the virtual stages
 // after it (c·p + s … vp − 1) and gets its gradient back: 2(vp − 1 − c·p − s) hops and the work of those
 // virtual stages (a chunk of stage j takes t_j / v). Meanwhile stage s runs its own chunks: the backward of
@@ -57,7 +68,10 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
                                  double worst) {
   if (p.pp <= 1 || hop <= 0) return 0.0;
   // The busiest link sends `sends` boundary tensors per micro-batch: a cycle lasts at least their hops.
-  const double link = sends_per_micro_batch(p.pp, chunks_of(p)) * hop - worst;
+  // GPipe's forwards all run before its backwards, so each phase is bound on its own: a micro-batch takes
+  // at least max(F, hop) + max(B, hop) on the stage (forward activations, then gradients, one per pass).
+  const double link = p.schedule == Schedule::gpipe ? gpipe_phase_cycle(stages, hop) - worst
+                                                    : sends_per_micro_batch(p.pp, chunks_of(p)) * hop - worst;
   // GPipe runs all forwards, then all backwards: no loop within its steady state.
   const double loop = p.schedule == Schedule::gpipe ? 0.0 : dependency_loop_excess(p, stages, m, hop, worst);
   // The first micro-batch's round trip is the fill's (its hops are the fill's 2(p − 1)·v); each later one

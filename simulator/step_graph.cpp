@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "gradient_buckets.h"
 #include "schedule.h"
 #include "zero3_graph.h"
 
@@ -33,7 +34,7 @@ Task make_task(TaskKind k, int s, int c, int j, double d) {
 struct StageOrdered {
   std::vector<Zero3Piece> sequence;  // ZeRO-3: the stage's per-layer pieces in stream order
   std::vector<int> last_micro_batch;  // per chunk, the micro-batch whose backward runs last
-  std::vector<int> grad_final;        // per chunk, the last gradient-producing task
+  std::vector<GradientSource> grad_final;  // per chunk, the last gradient-producing task
   int last_backward = -1;
   std::vector<int> compute_order;     // the stream's order before the optimizer
 };
@@ -156,7 +157,7 @@ class Builder {
     const int stream = out_.stream[static_cast<std::size_t>(s)];
     StageOrdered r;
     r.last_micro_batch.assign(static_cast<std::size_t>(v_), -1);
-    r.grad_final.assign(static_cast<std::size_t>(v_), -1);
+    r.grad_final.assign(static_cast<std::size_t>(v_), GradientSource{});
     auto append = [&](const std::vector<Zero3Piece>& ps) {
       for (const Zero3Piece& piece : ps) g().append_to_stream(stream, piece.task);
       r.sequence.insert(r.sequence.end(), ps.begin(), ps.end());
@@ -180,12 +181,16 @@ class Builder {
           }
           if (x.cb >= 0) g().append_to_stream(stream, x.cb);
           r.last_micro_batch[chunk] = slot.micro_batch;
-          if (!split_) r.grad_final[chunk] = r.last_backward = x.b_last >= 0 ? x.b_last : x.b;
+          if (!split_) {
+            r.last_backward = x.b_last >= 0 ? x.b_last : x.b;
+            r.grad_final[chunk] = {r.last_backward, x.b_last >= 0 ? -1 : x.r};
+          }
           break;
         case Pass::weight:
           if (per_layer_) append(pieces_[i].weight);
           else g().append_to_stream(stream, x.w);
-          r.grad_final[chunk] = r.last_backward = per_layer_ ? pieces_[i].weight.back().task : x.w;
+          r.last_backward = per_layer_ ? pieces_[i].weight.back().task : x.w;
+          r.grad_final[chunk] = {r.last_backward, -1};
           break;
       }
     }
@@ -198,64 +203,43 @@ class Builder {
   std::vector<int> add_reduce_buckets(int s, const StageOrdered& o) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
-    std::vector<int> buckets;
-    if (si.dp_reduce.value <= 0) return buckets;
+    if (si.dp_reduce.value <= 0) return {};
     if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s, o);
-    if (in_.overlap_grad_reduce) return add_chunk_buckets(s, -1, o.grad_final, true);
-    const int k = std::max(1, in_.dp_buckets);
-    for (int i = 0; i < k; ++i) {
-      Task t = make_task(TaskKind::dp_reduce, s, -1, -1, si.dp_reduce.value / k);
-      t.bucket = i;
-      const int b = g().add_task(t, on_dp);
-      g().add_dependency(o.last_backward, b);
-      buckets.push_back(b);
+    if (in_.overlap_grad_reduce) {
+      return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, o.grad_final, true);
     }
-    return buckets;
+    // Not overlapped: the whole reduce after the stage's last backward.
+    return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, {{o.last_backward, -1}}, false);
   }
 
-  // The last gradient-producing task of (stage s, chunk c, micro-batch j).
-  int grad_task(int s, int c, int j) const {
+  // The gradient-producing compute of (stage s, chunk c, micro-batch j): the weight-gradient or backward
+  // task, with the recompute before it, not the exposed TP/CP/EP collective after it.
+  GradientSource grad_source(int s, int c, int j) const {
     const Ids& x = ids_[at(s, c, j)];
-    return split_ && x.w >= 0 ? x.w : x.out_backward();
+    if (split_ && x.w >= 0) return {x.w, -1};
+    if (x.b_last >= 0) return {x.b_last, -1};
+    return {x.b, x.r};
   }
 
-  // One whole gradient reduce of stage s in max(dp_buckets, v) buckets split over the chunks (k_c of chunk c,
-  // numbered within it), tagged with micro-batch j (-1: the step's). Overlapped: bucket i of chunk c is ready
-  // when (i+1)/k_c of grad[c], the chunk's gradient-producing task, has run; else each waits for all of them.
-  std::vector<int> add_chunk_buckets(int s, int j, const std::vector<int>& grad, bool overlapped) {
-    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
-    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
-    const int total = std::max(std::max(1, in_.dp_buckets), v_);
-    std::vector<int> buckets;
-    for (int c = v_ - 1; c >= 0; --c) {
-      const int kc = total / v_ + (c < total % v_ ? 1 : 0);
-      for (int i = 0; i < kc; ++i) {
-        Task t = make_task(TaskKind::dp_reduce, s, c, j, si.dp_reduce.value / total);
-        t.bucket = i;
-        const int b = g().add_task(t, on_dp);
-        if (overlapped) {
-          g().add_partial_dependency(grad[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
-        } else {
-          for (int ready : grad) g().add_dependency(ready, b);
-        }
-        buckets.push_back(b);
-      }
-    }
-    return buckets;
-  }
-
-  // A whole gradient reduce after each micro-batch's backward (add_chunk_buckets). Not overlapped (DeepSpeed's
+  // A whole gradient reduce after each micro-batch's backward (gradient_buckets.h). Not overlapped (DeepSpeed's
   // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward and
   // the stream's next task waits for them.
   std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
+    const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
+    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     std::unordered_map<int, std::size_t> position;  // of each task in the stream's order
     for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
     std::vector<int> buckets;
-    std::vector<int> grad(static_cast<std::size_t>(v_));
+    std::vector<GradientSource> grad(static_cast<std::size_t>(v_));
+    std::vector<int> grad_tasks(static_cast<std::size_t>(v_));
     for (int j = 0; j < m_; ++j) {
-      for (int c = 0; c < v_; ++c) grad[static_cast<std::size_t>(c)] = grad_task(s, c, j);
-      const std::vector<int> of_micro_batch = add_chunk_buckets(s, j, grad, in_.overlap_grad_reduce);
-      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad, of_micro_batch);
+      for (int c = 0; c < v_; ++c) {
+        grad[static_cast<std::size_t>(c)] = grad_source(s, c, j);
+        grad_tasks[static_cast<std::size_t>(c)] = grad[static_cast<std::size_t>(c)].task;
+      }
+      const std::vector<int> of_micro_batch =
+          add_gradient_reduce(g(), on_dp, s, j, si.dp_reduce.value, in_.dp_buckets, grad, in_.overlap_grad_reduce);
+      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad_tasks, of_micro_batch);
       buckets.insert(buckets.end(), of_micro_batch.begin(), of_micro_batch.end());
     }
     return buckets;

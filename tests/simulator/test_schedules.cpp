@@ -56,6 +56,25 @@ TEST(Schedules, PeakInFlightIsPMinusStageFor1F1BAndMForGpipe) {
   for (int s = 0; s < 8; ++s) EXPECT_EQ(rf.stages[static_cast<std::size_t>(s)].peak_in_flight, std::min(8 - s, 3));
 }
 
+// One stage is no pipeline: whatever schedule the scenario names, the training loop runs each micro-batch's
+// forward and backward in turn and holds one micro-batch, as the planner's memory model counts (GPipe's order
+// would hold all m of them).
+TEST(Schedules, OneStageRunsEachMicroBatchInTurnWhateverTheSchedule) {
+  const int m = 4;
+  const Scenario gpipe = pipeline(1, m, "gpipe");
+  const SimResult r = run(gpipe, plan_with(gpipe, uniform(1, timing(1, 2))));
+  EXPECT_EQ(r.stages[0].peak_in_flight, 1);
+  EXPECT_EQ(r.stages[0].planner_in_flight, 1);
+  EXPECT_EQ(r.step_seconds.value, m * 3.0);
+  const std::vector<sim::StageOrder> order = sim::schedule_order(Schedule::gpipe, {1, 1, m});
+  ASSERT_EQ(order.size(), 1u);
+  for (int j = 0; j < m; ++j) {
+    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j)].pass, sim::Pass::forward);
+    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j + 1)].pass, sim::Pass::backward);
+    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j + 1)].micro_batch, j);
+  }
+}
+
 TEST(Schedules, InterleavedDividesTheBubbleByV) {
   const double f = 1.0, b = 2.0;
   for (auto [p, m, v] : {std::tuple{4, 8, 2}, {4, 16, 2}, {4, 8, 3}, {2, 4, 2}, {4, 4, 2}, {8, 16, 2}, {2, 6, 4}}) {
