@@ -73,6 +73,9 @@ TEST(PipelineTransfers, LinkAndLoopBoundsHandComputed) {
   EXPECT_DOUBLE_EQ(pipeline_steady_transfers(f1b.parallel, t, m, 2.0, 3.0), (m - 1) * (6.0 - 3.0));
   const Scenario gpipe = pipeline(p, m, "gpipe");
   EXPECT_DOUBLE_EQ(pipeline_steady_transfers(gpipe.parallel, t, m, 2.0, 3.0), (m - 1) * (4.0 - 3.0));
+  // GPipe runs its forwards first, so each pass is bound on its own: at hop 1.5 s a micro-batch takes
+  // max(1, 1.5) + max(2, 1.5) = 3.5 s against t = 3 s, though 2 hops (3 s) would fit in F + B together.
+  EXPECT_DOUBLE_EQ(pipeline_steady_transfers(gpipe.parallel, t, m, 1.5, 3.0), (m - 1) * 0.5);
   // A fast link hides under GPipe's compute; 1F1B's loop still adds 2·hop·(p − 1)/p per micro-batch.
   EXPECT_DOUBLE_EQ(pipeline_steady_transfers(gpipe.parallel, t, m, 0.5, 3.0), 0.0);
   EXPECT_DOUBLE_EQ(pipeline_steady_transfers(f1b.parallel, t, m, 0.5, 3.0), (m - 1) * 2 * 0.5 * 3 / 4);
