@@ -12,10 +12,6 @@ std::vector<StageOrder> schedule_order(Schedule schedule, const PipelineShape& s
   if (schedule != Schedule::interleaved && shape.chunks != 1) {
     throw std::invalid_argument(std::string("schedule ") + to_string(schedule) + " has one chunk per stage");
   }
-  // One stage is no pipeline: the training loop runs each micro-batch's forward and backward in turn,
-  // whatever schedule the scenario names, and holds one micro-batch's activations (the planner's count,
-  // planner/activation_memory.cpp in_flight_chunks) — 1F1B's order with no warm-up.
-  if (shape.stages == 1 && schedule == Schedule::gpipe) return one_f_one_b_order(shape);
   switch (schedule) {
     case Schedule::gpipe: return gpipe_order(shape);
     case Schedule::one_f_one_b: return one_f_one_b_order(shape);

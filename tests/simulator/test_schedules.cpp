@@ -57,21 +57,16 @@ TEST(Schedules, PeakInFlightIsPMinusStageFor1F1BAndMForGpipe) {
 }
 
 // One stage is no pipeline: whatever schedule the scenario names, the training loop runs each micro-batch's
-// forward and backward in turn and holds one micro-batch, as the planner's memory model counts (GPipe's order
-// would hold all m of them).
+// forward and whole backward in turn and holds one micro-batch, as the planner's memory model counts (GPipe's
+// order would hold all m of them; ZB-H1's would defer the weight gradients and with them the gradient reduce).
 TEST(Schedules, OneStageRunsEachMicroBatchInTurnWhateverTheSchedule) {
   const int m = 4;
-  const Scenario gpipe = pipeline(1, m, "gpipe");
-  const SimResult r = run(gpipe, plan_with(gpipe, uniform(1, timing(1, 2))));
-  EXPECT_EQ(r.stages[0].peak_in_flight, 1);
-  EXPECT_EQ(r.stages[0].planner_in_flight, 1);
-  EXPECT_EQ(r.step_seconds.value, m * 3.0);
-  const std::vector<sim::StageOrder> order = sim::schedule_order(Schedule::gpipe, {1, 1, m});
-  ASSERT_EQ(order.size(), 1u);
-  for (int j = 0; j < m; ++j) {
-    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j)].pass, sim::Pass::forward);
-    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j + 1)].pass, sim::Pass::backward);
-    EXPECT_EQ(order[0][static_cast<std::size_t>(2 * j + 1)].micro_batch, j);
+  for (const char* schedule : {"gpipe", "1f1b", "zb-h1"}) {
+    const Scenario s = pipeline(1, m, schedule);
+    const SimResult r = run(s, plan_with(s, uniform(1, timing(1, 2, 1))));
+    EXPECT_EQ(r.stages[0].peak_in_flight, 1) << schedule;
+    EXPECT_EQ(r.stages[0].planner_in_flight, 1) << schedule;
+    EXPECT_EQ(r.step_seconds.value, m * 4.0) << schedule;
   }
 }
 
