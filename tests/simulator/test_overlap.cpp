@@ -137,15 +137,20 @@ TEST(Overlap, MicroBatchReducesHideBehindTheNextMicroBatchesUntilTheLinkFallsBeh
 // exposed TP collective the stage runs after it (comm-B, 0.5 s): with r = 2 in k = 2 buckets they are ready
 // at 2 and 3 s and run [2, 3] and [3, 4], while the stream ends its comm-B at 3.5 s: 4 + 0.5 = 4.5 s. (Had
 // they followed comm-B: ready at 3.25 and 3.5 s, done at 5.25 s.)
-TEST(Overlap, BucketsFollowTheBackwardComputeNotItsCollective) {
+// One stage, one micro-batch of `t`, optimizer 0.5 s, overlap on: the step with a reduce of r in k buckets.
+double one_micro_batch_step(const StageTiming& t, double r, int k) {
   const Scenario s = pipeline(1, 1, "1f1b", 1, kOverlap);
+  Plan p = plan_with(s, {t});
+  p.time.dp_reduce = Seconds(r);
+  p.time.dp_buckets = k;
+  p.time.optimizer_step = Seconds(0.5);
+  return simulate_step(s, p, SimOptions{}).step_seconds.value;
+}
+
+TEST(Overlap, BucketsFollowTheBackwardComputeNotItsCollective) {
   StageTiming t = timing(1, 2);
   t.comm_backward = Seconds(0.5);
-  Plan p = plan_with(s, {t});
-  p.time.dp_reduce = Seconds(2);
-  p.time.dp_buckets = 2;
-  p.time.optimizer_step = Seconds(0.5);
-  EXPECT_EQ(simulate_step(s, p, SimOptions{}).step_seconds.value, 4.5);
+  EXPECT_EQ(one_micro_batch_step(t, 2, 2), 4.5);
 }
 
 // Under layer recompute each layer's backward follows its own recompute, so the gradients come out over the
@@ -154,14 +159,9 @@ TEST(Overlap, BucketsFollowTheBackwardComputeNotItsCollective) {
 // bucket 1 s on the channel from 1.75 s: done at 5.75 s, + 0.5 optimizer = 6.25 s. (Over the backward alone:
 // ready from 2.5 s, done at 6.5 s.)
 TEST(Overlap, UnderRecomputeBucketsFollowRecomputeAndBackward) {
-  const Scenario s = pipeline(1, 1, "1f1b", 1, kOverlap);
   StageTiming t = timing(1, 2);
   t.recompute = Seconds(1);
-  Plan p = plan_with(s, {t});
-  p.time.dp_reduce = Seconds(4);
-  p.time.dp_buckets = 4;
-  p.time.optimizer_step = Seconds(0.5);
-  EXPECT_EQ(simulate_step(s, p, SimOptions{}).step_seconds.value, 6.25);
+  EXPECT_EQ(one_micro_batch_step(t, 4, 4), 6.25);
 }
 
 // The planner against the simulator where FSDP reduces after every micro-batch and the reduces outrun the
