@@ -68,9 +68,10 @@ double hybrid_reduce_seconds(const FrameworkRules& fw, double scatter, double re
 }  // namespace
 
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
-                                    double micro_batches, double worst_f, double worst_b, int stage_index,
+                                    double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3_units) {
   const ParallelSpec& p = s.parallel;
+  const double worst_f = passes.forward, worst_b = passes.backward;
   const double m = micro_batches;
   DataParallelComm r;
   const Comm* reduce_entry = dp_entry(g, l, CommOverlap::step_backward);  // all-reduce, or reduce-scatter with ZeRO
@@ -91,8 +92,11 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // The compute between two micro-batches' gradients: a forward and a backward, but only a backward under
   // GPipe's pipeline, which runs every forward before the first backward (Huang et al. 2019).
   const double period = (p.schedule == Schedule::gpipe && p.pp > 1 ? 0.0 : worst_f) + worst_b;
+  // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
+  // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
+  const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;
   dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), reduce_passes, reduce, last_bucket,
-                                    reduce_overlap_window(p, m, worst_b, reduce), period);
+                                    reduce_overlap_window(p, m, gradient_pass, reduce), period);
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);

@@ -22,12 +22,19 @@ struct DataParallelComm {
   int buckets = 1;     // gradient buckets the reduce is split into
 };
 
-// `params`: the stage's parameters on one GPU; `forward` / `backward`: the stage's time of one
-// micro-batch's forward and backward (exposed layer communication included); `stage_index`: the
+// One micro-batch on a stage: its forward and backward (exposed layer communication included), and the
+// weight-gradient GEMMs within the backward (the pass ZB-H1 splits off).
+struct MicroBatchPasses {
+  double forward = 0;
+  double backward = 0;
+  double weight_gradient = 0;
+};
+
+// `params`: the stage's parameters on one GPU; `passes`: the stage's micro-batch; `stage_index`: the
 // stage; `gather_h2d`: seconds to copy a host-resident parameter shard up before each gather; `zero3`:
 // the layer's gathered units (zero3_layer), read with ZeRO-3 only.
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
-                                    double micro_batches, double forward, double backward, int stage_index,
+                                    double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3);
 
 // Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers and FP8 weight casts

@@ -272,8 +272,13 @@ class Builder {
     }
     const std::vector<int>& order = o.compute_order;
     if (in_.overlap_param_gather) {
+      // The first forward starts with the first bucket; the whole gather overlaps that forward pass, its TP
+      // collectives included (the planner's window, planner/data_parallel_time.cpp), and the pass after it
+      // waits for the last bucket.
+      std::size_t next = 1;
+      while (next < order.size() && g().task(order[next]).kind == TaskKind::collective_forward) ++next;
       g().add_dependency(gathers.front(), order.front());
-      g().add_dependency(gathers.back(), order.size() > 1 ? order[1] : order.front());
+      g().add_dependency(gathers.back(), next < order.size() ? order[next] : order.back());
     } else {
       const int after = optimizer >= 0 ? optimizer : (buckets.empty() ? o.last_backward : buckets.back());
       for (int gather : gathers) g().add_dependency(after, gather);
