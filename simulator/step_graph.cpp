@@ -80,13 +80,18 @@ class Builder {
   void add_compute(int s, int c, int j) {
     const StageTiming& st = in_.stage[static_cast<std::size_t>(s)].timing;
     const Placement on_stream{out_.stream[static_cast<std::size_t>(s)], 0};
-    const double f = st.forward.value / v_, cf = st.comm_forward.value / v_, rc = st.recompute.value / v_;
-    const double bi = st.backward_input.value / v_, bw = st.backward_weight.value / v_, cb = st.comm_backward.value / v_;
+    const double f = st.forward.value / v_, rc = st.recompute.value / v_;
+    const double bi = st.backward_input.value / v_, bw = st.backward_weight.value / v_;
+    // ZeRO-3's per-layer pieces run each layer's collectives after it; otherwise one task per pass.
+    const double cf = per_layer_ ? 0.0 : st.comm_forward.value / v_, cb = per_layer_ ? 0.0 : st.comm_backward.value / v_;
     Ids& x = ids_[at(s, c, j)];
     if (per_layer_) {
       LayerPieces& lp = pieces_[at(s, c, j)];
       const int layers = chunk_layers(in_.stage[static_cast<std::size_t>(s)].layers, v_, c);
-      lp = add_layer_pieces(g(), on_stream, in_.zero3, ChunkWork{s, c, j, layers, f, rc, split_ ? bi : bi + bw, bw, split_});
+      ChunkWork work{s, c, j, layers, f, rc, split_ ? bi : bi + bw, bw, split_};
+      work.comm_forward = st.comm_forward.value / v_;
+      work.comm_backward = st.comm_backward.value / v_;
+      lp = add_layer_pieces(g(), on_stream, in_.zero3, work);
       x.f = lp.forward.front().task;
       x.f_last = lp.forward.back().task;
       x.b = lp.backward.front().task;

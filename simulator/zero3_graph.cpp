@@ -44,8 +44,17 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
     previous = t;
     into.push_back(Zero3Piece{t, consumer, -1});
   };
+  // A layer's share of the chunk's exposed collectives of one pass, after the layer's pieces.
+  auto add_collective = [&](std::vector<Zero3Piece>& into, TaskKind kind, int l, double chunk_total) {
+    if (chunk_total <= 0) return;
+    const int t = g.add_task(piece_task(kind, w, l, -1, chunk_total / std::max(1, w.layers)), stream);
+    if (previous >= 0) g.add_dependency(previous, t);
+    previous = t;
+    into.push_back(Zero3Piece{t, false, -1});
+  };
   for (int l = 0; l < w.layers; ++l) {
     for (int u = 0; u < units; ++u) add(out.forward, TaskKind::forward, l, u, w.forward, true);
+    add_collective(out.forward, TaskKind::collective_forward, l, w.comm_forward);
   }
   previous = -1;  // the backward starts from the incoming gradient, not from this forward
   const bool recompute = w.recompute > 0;
@@ -61,6 +70,7 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
       add(out.backward, backward, l, u, w.backward, consumer);
       if (!w.split_backward) out.backward.back().gradient = out.backward.back().task;
     }
+    add_collective(out.backward, TaskKind::collective_backward, l, w.comm_backward);
   }
   if (!w.split_backward) return out;
   previous = -1;  // W follows the last B (or its collective): the caller links them
@@ -126,17 +136,22 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
     const int gather = g.add_task(t, dp);  // may move the tasks: read them again below
     g.add_dependency(gather, sequence[at].task);
     if (at == 0) continue;
-    const Task& before = g.task(sequence[at - 1].task);
+    // The compute piece before (a layer's collectives after its pieces are not gathered for and reduce nothing);
+    // the gather's issue times below follow the stream's previous task, collectives included.
+    std::size_t prev = at - 1;
+    while (prev > 0 && sequence[prev].task >= 0 && g.task(sequence[prev].task).unit < 0) --prev;
+    const Task& before = g.task(sequence[prev].task);
     // A backward gather after a backward piece under FSDP's backward_prefetch post or none: issued when
     // that piece ends, and on the same process group as that piece's reduce-scatter, in issue order: none
     // issues the reduce-scatter first, post the gather (FSDP1 _post_backward_hook prefetches, then reduces).
     const bool waits_backward = is_backward_piece(before.kind) && use_kind != TaskKind::forward &&
                                 in.zero3.backward_prefetch != BackwardPrefetch::pre;
-    if (waits_backward && reduce_of[at - 1] >= 0) {
-      if (in.zero3.backward_prefetch == BackwardPrefetch::none) g.add_dependency(reduce_of[at - 1], gather);
-      else g.add_dependency(gather, reduce_of[at - 1]);
+    if (waits_backward && reduce_of[prev] >= 0) {
+      if (in.zero3.backward_prefetch == BackwardPrefetch::none) g.add_dependency(reduce_of[prev], gather);
+      else g.add_dependency(gather, reduce_of[prev]);
     }
-    const bool blocked = !in.overlap_param_gather || units[static_cast<std::size_t>(before.unit)].blocks_prefetch || waits_backward;
+    const bool blocks = before.unit >= 0 && units[static_cast<std::size_t>(before.unit)].blocks_prefetch;
+    const bool blocked = !in.overlap_param_gather || blocks || waits_backward;
     if (blocked) {
       g.add_dependency(sequence[at - 1].task, gather);
     } else if (n >= 2) {

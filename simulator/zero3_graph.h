@@ -46,6 +46,9 @@ struct ChunkWork {
   double forward = 0, recompute = 0, backward = 0;  // backward: input + weight, or input only (zb-h1)
   double weight = 0;                                 // zb-h1: the weight-gradient pass W
   bool split_backward = false;                       // zb-h1: B is the input gradient, W follows
+  // The chunk's exposed TP/CP/EP collectives per pass, run after each layer's pieces (a layer's share each):
+  // the layer's own collectives, beside which the next layer's gather runs on the data-parallel link.
+  double comm_forward = 0, comm_backward = 0;
 };
 
 // Layers of chunk c of a stage with `layers` layers split over v chunks (at least one).

@@ -4,10 +4,10 @@
 // 175B on A100, H100 and H200 nodes (1 to 64), tp 1–8, pp 1–8, dp the rest, ZeRO 0–3, the four schedules,
 // the four frameworks, recompute none / selective / full, a third of them on 25 or 100 Gbit/s links.
 // Oracle: the simulator. Bounds: mean |simulated / planned − 1| ≤ 1.2 % and at most 1.5 % of the layouts
-// beyond 10 % (measured 2026-11-28 on these 400: 0.80 % and 0.25 %; on 2,727 layouts of the same kind with
-// GPipe as the only one-stage schedule, 0.81 % and 1.1 %, and 1.49 % and 3.4 % before the pipeline
+// beyond 10 % (measured 2026-11-28 on these 400: 0.75 % and 0.25 %; on 2,727 layouts of the same kind with
+// GPipe as the only one-stage schedule, 0.74 % and 0.8 %, and 1.49 % and 3.4 % before the pipeline
 // transfers, the one-stage order, the buckets' readiness, GPipe's and ZB-H1's reduce windows and the
-// parameter gather's window). Printed: the distribution and the widest layouts.
+// parameter gather's window, and ZeRO-3's layer-by-layer TP collectives). Printed: the distribution and the widest layouts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
