@@ -166,7 +166,8 @@ std::uint64_t zero3_tasks_per_slot(const StepInputs& in) {
   int layers = 1;
   for (const StageInputs& s : in.stage) layers = std::max(layers, s.layers);
   const auto units = static_cast<std::uint64_t>(gather_units(in.zero3).size());
-  return std::min(cap, capped_product(capped_product(static_cast<std::uint64_t>(layers), units, cap), 8, cap) + 4);
+  const auto per_layer_units = capped_product(static_cast<std::uint64_t>(layers), units, cap);
+  return std::min(cap, capped_product(per_layer_units, 8, cap) + capped_product(static_cast<std::uint64_t>(layers), 2, cap) + 2);
 }
 
 }  // namespace tp::sim

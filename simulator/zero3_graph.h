@@ -65,7 +65,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
                                      const std::vector<int>& last_micro_batch, int last_backward);
 
 // Upper bound on the tasks of one (stage, chunk, micro-batch) under ZeRO-3: per layer and unit at most
-// F, R, B, W, three gathers and a reduce-scatter; then the two collectives and the two sends.
+// F, R, B, W, three gathers and a reduce-scatter; per layer its forward and backward collectives; the two sends.
 std::uint64_t zero3_tasks_per_slot(const StepInputs& in);
 
 }  // namespace tp::sim
