@@ -273,6 +273,8 @@ struct ParallelSpec {
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
 
   int shard_dp() const { return sharding_group(dp_shard, dp); }
+  // Model chunks per pipeline stage: vpp under the interleaved schedule, else one.
+  int chunks() const { return schedule == Schedule::interleaved ? std::max(1, vpp) : 1; }
   // The ranks one copy of the sharded states spans (Megatron shards over the data x context group).
   int shard_ranks() const { return shard_dp() * cp; }
   int replicas() const { return std::max(1, dp / std::max(1, shard_dp())); }

@@ -116,7 +116,7 @@ StageActivations stage_activations(const ParallelSpec& p, const ActivationInputs
   // The sets stored for the in-flight micro-batches. What recompute rebuilds during one layer's (or
   // segment's) backward is transient and counted with the buffers.
   const double chunks = in_flight_chunks(p, stage, micro_batches);
-  const int v = p.schedule == Schedule::interleaved ? p.vpp : 1;
+  const int v = p.chunks();
   const double chunk_layers = static_cast<double>(layers) / v;
   StageActivations st;
   switch (p.recompute.mode) {

@@ -17,7 +17,7 @@ namespace {
 // overlaps all of them; with the reduce channel serial, the exposed time is the larger of the last
 // chunk's share and the whole traffic less everything after the first chunk (docs/model.md §15).
 double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double backward, double reduce) {
-  const double v = p.schedule == Schedule::interleaved ? std::max(1, p.vpp) : 1.0;
+  const double v = p.chunks();
   if (v <= 1) return backward;
   const double unit = backward / v;  // one chunk's backward of one micro-batch
   const double group = std::min(micro_batches, static_cast<double>(p.pp));

@@ -5,8 +5,6 @@
 namespace tp {
 namespace {
 
-double chunks_of(const ParallelSpec& p) { return p.schedule == Schedule::interleaved ? p.vpp : 1.0; }
-
 // Boundary tensors a stage sends per micro-batch, the busiest stage's: each chunk sends its activations
 // forward and its input gradients back, but the first virtual stage has no gradient to send and the last
 // no activation. The transfers of one stage share its link (the simulator's send tasks, charged to the
@@ -39,7 +37,7 @@ double gpipe_phase_cycle(const std::vector<StageTiming>& stages, double hop) {
 double dependency_loop_excess(const ParallelSpec& p, const std::vector<StageTiming>& stages, double m, double hop,
                               double worst) {
   const bool interleaved = p.schedule == Schedule::interleaved;
-  const double v = chunks_of(p);
+  const double v = p.chunks();
   const int pp = p.pp, chunks = static_cast<int>(v);
   double all = 0;
   for (const StageTiming& st : stages) all += st.total().value;
@@ -71,7 +69,7 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
   // GPipe's forwards all run before its backwards, so each phase is bound on its own: a micro-batch takes
   // at least max(F, hop) + max(B, hop) on the stage (forward activations, then gradients, one per pass).
   const double link = p.schedule == Schedule::gpipe ? gpipe_phase_cycle(stages, hop) - worst
-                                                    : sends_per_micro_batch(p.pp, chunks_of(p)) * hop - worst;
+                                                    : sends_per_micro_batch(p.pp, p.chunks()) * hop - worst;
   // GPipe runs all forwards, then all backwards: no loop within its steady state.
   const double loop = p.schedule == Schedule::gpipe ? 0.0 : dependency_loop_excess(p, stages, m, hop, worst);
   // The first micro-batch's round trip is the fill's (its hops are the fill's 2(p − 1)·v); each later one
@@ -84,7 +82,7 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
 // instead of (p-1)(F + B + W) (Qi et al. 2023).
 PipelineTime pipeline_time(const ParallelSpec& p, const PipelineStages& x, const std::vector<StageTiming>& stages,
                            double m, double hop) {
-  const double v = chunks_of(p);
+  const double v = p.chunks();
   double fill = (x.sum - x.worst) / v;
   if (p.schedule == Schedule::zb_h1 && x.worst > 0) fill *= std::max(0.0, x.worst - 2 * x.worst_wgrad) / x.worst;
   PipelineTime r;

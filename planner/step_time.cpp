@@ -234,7 +234,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   r.forward_per_micro_batch = Seconds(x.worst_f);
   r.backward_per_micro_batch = Seconds(x.worst_b);
 
-  const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
+  const double v = p.chunks();
   const PipelineComm pipe = pipeline_comm(g.step, cl, p.pp, v);  // the graph's boundary send/receive entries
   const StepEndComm step_end = step_end_syncs(p, g, cl, r);
   const PipelineTime pipe_time = pipeline_time(p, {x.worst, x.sum, x.worst_wgrad}, r.stages, m, pipe.hop);

@@ -51,7 +51,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   // whatever schedule the scenario names, and holds one micro-batch's activations (the planner's count,
   // planner/activation_memory.cpp in_flight_chunks): 1F1B's order with no warm-up and no split backward.
   in.schedule = in.stages == 1 ? Schedule::one_f_one_b : par.schedule;
-  in.chunks = par.schedule == Schedule::interleaved ? std::max(1, par.vpp) : 1;
+  in.chunks = par.chunks();
   in.micro_batches = static_cast<int>(std::max<std::int64_t>(1, p.estimate.micro_batches));
   in.p2p_hop = t.p2p_hop;
   in.dp_buckets = std::max(1, t.dp_buckets);

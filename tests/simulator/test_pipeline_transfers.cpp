@@ -32,7 +32,7 @@ double planner_pipeline(const Scenario& s, const std::vector<StageTiming>& t, do
     }
   }
   const ParallelSpec& p = s.parallel;
-  const double v = p.schedule == Schedule::interleaved ? p.vpp : 1.0;
+  const double v = p.chunks();
   const PipelineTime r = pipeline_time(p, x, t, static_cast<double>(s.micro_batches()), c);
   return r.paced + 2.0 * (p.pp - 1) * v * c + r.steady_transfers;
 }
