@@ -188,14 +188,14 @@ class Builder {
           r.last_micro_batch[chunk] = slot.micro_batch;
           if (!split_) {
             r.last_backward = x.b_last >= 0 ? x.b_last : x.b;
-            r.grad_final[chunk] = {r.last_backward, x.b_last >= 0 ? -1 : x.r};
+            r.grad_final[chunk] = grad_source(s, slot.chunk, slot.micro_batch);
           }
           break;
         case Pass::weight:
           if (per_layer_) append(pieces_[i].weight);
           else g().append_to_stream(stream, x.w);
           r.last_backward = per_layer_ ? pieces_[i].weight.back().task : x.w;
-          r.grad_final[chunk] = {r.last_backward, -1};
+          r.grad_final[chunk] = grad_source(s, slot.chunk, slot.micro_batch);
           break;
       }
     }
@@ -221,7 +221,7 @@ class Builder {
   // task, with the recompute before it, not the exposed TP/CP/EP collective after it.
   GradientSource grad_source(int s, int c, int j) const {
     const Ids& x = ids_[at(s, c, j)];
-    if (split_ && x.w >= 0) return {x.w, -1};
+    if (split_ && x.w >= 0) return {per_layer_ ? pieces_[at(s, c, j)].weight.back().task : x.w, -1};
     if (x.b_last >= 0) return {x.b_last, -1};
     return {x.b, x.r};
   }
@@ -236,15 +236,11 @@ class Builder {
     for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
     std::vector<int> buckets;
     std::vector<GradientSource> grad(static_cast<std::size_t>(v_));
-    std::vector<int> grad_tasks(static_cast<std::size_t>(v_));
     for (int j = 0; j < m_; ++j) {
-      for (int c = 0; c < v_; ++c) {
-        grad[static_cast<std::size_t>(c)] = grad_source(s, c, j);
-        grad_tasks[static_cast<std::size_t>(c)] = grad[static_cast<std::size_t>(c)].task;
-      }
+      for (int c = 0; c < v_; ++c) grad[static_cast<std::size_t>(c)] = grad_source(s, c, j);
       const std::vector<int> of_micro_batch =
           add_gradient_reduce(g(), on_dp, s, j, si.dp_reduce.value, in_.dp_buckets, grad, in_.overlap_grad_reduce);
-      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad_tasks, of_micro_batch);
+      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad, of_micro_batch);
       buckets.insert(buckets.end(), of_micro_batch.begin(), of_micro_batch.end());
     }
     return buckets;
@@ -253,10 +249,10 @@ class Builder {
   // The compute task that follows the latest of `grad` in stream order waits for `reduces` (none when that
   // task ends the order).
   void hold_next_compute(const std::vector<int>& order, const std::unordered_map<int, std::size_t>& position,
-                         const std::vector<int>& grad, const std::vector<int>& reduces) {
+                         const std::vector<GradientSource>& grad, const std::vector<int>& reduces) {
     std::size_t next = 0;
-    for (int task : grad) {
-      const auto it = position.find(task);
+    for (const GradientSource& source : grad) {
+      const auto it = position.find(source.task);
       if (it != position.end()) next = std::max(next, it->second + 1);
     }
     if (next == 0 || next >= order.size()) return;

@@ -23,6 +23,8 @@ bool is_backward_piece(TaskKind k) {
   return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight;
 }
 
+bool is_collective_piece(TaskKind k) { return k == TaskKind::collective_forward || k == TaskKind::collective_backward; }
+
 // The unit's share of one layer of the chunk: `chunk_total` is the chunk's whole (per micro-batch or per pass).
 double unit_share(double chunk_total, int layers, double share) { return chunk_total / std::max(1, layers) * share; }
 
@@ -139,7 +141,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
     // The compute piece before (a layer's collectives after its pieces are not gathered for and reduce nothing);
     // the gather's issue times below follow the stream's previous task, collectives included.
     std::size_t prev = at - 1;
-    while (prev > 0 && sequence[prev].task >= 0 && g.task(sequence[prev].task).unit < 0) --prev;
+    while (prev > 0 && is_collective_piece(g.task(sequence[prev].task).kind)) --prev;
     const Task& before = g.task(sequence[prev].task);
     // A backward gather after a backward piece under FSDP's backward_prefetch post or none: issued when
     // that piece ends, and on the same process group as that piece's reduce-scatter, in issue order: none
