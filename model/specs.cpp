@@ -36,6 +36,19 @@ LayerCode default_layer_code(Framework f) { return f == Framework::megatron ? La
 
 LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(default_layer_code(t.framework)); }
 
+CpComm cp_comm_of(const ParallelSpec& p, Framework f) {
+  return p.cp_comm.value_or(f == Framework::deepspeed ? CpComm::a2a : CpComm::p2p);
+}
+
+const char* to_string(CpComm c) {
+  switch (c) {
+    case CpComm::p2p: return "p2p";
+    case CpComm::all_gather: return "all_gather";
+    case CpComm::a2a: return "a2a";
+  }
+  return "?";
+}
+
 double stored_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0; }
 
 double parameter_bytes(const TrainingSpec& t) { return t.autocast ? 4.0 : stored_bytes(t.precision); }

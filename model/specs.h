@@ -45,6 +45,15 @@ enum class Framework { megatron, deepspeed, fsdp, pytorch };
 //         bias-GeLU, fused scale-mask-softmax, fused bias-dropout-add); vocab-parallel fp32 loss, padded vocabulary;
 //  eager: PyTorch modules as written (Hugging Face transformers, torchtitan): every op saves its own inputs.
 enum class LayerCode { fused, eager };
+// How context parallelism exchanges the attention's keys and values (parallel.cp_comm; docs/model.md §15,
+// "Context-parallel communication"):
+//  p2p:        a ring of K/V chunk passes, each hidden behind the attention of the chunk before it
+//              (Megatron-Core's default --cp-comm-type p2p, Transformer Engine AttnFuncWithCPAndKVP2P);
+//  all_gather: K and V all-gathered before the attention, on the critical path; the backward gathers them
+//              again and reduce-scatters their gradients (TE AttnFuncWithCPAndKVAllGather, Llama 3 §3.3.2);
+//  a2a:        all-to-alls of Q, K, V before the attention and of its output after, heads split over cp
+//              (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A), on the critical path.
+enum class CpComm { p2p, all_gather, a2a };
 // How FP8 training scales its tensors (Transformer Engine recipes): `delayed` takes each tensor's scale
 // from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
 // before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
@@ -84,6 +93,7 @@ const char* to_string(RecomputeMode r);
 const char* to_string(Framework f);
 const char* to_string(LayerCode c);
 const char* to_string(OptimizerKernel k);
+const char* to_string(CpComm c);
 // Adam and AdamW, the optimizers whose step `training.optimizer_kernel` describes.
 inline bool is_adam(Optimizer o) { return o == Optimizer::adam || o == Optimizer::adamw; }
 
@@ -242,6 +252,11 @@ const char* to_string(MeshDim d);
 // The data-parallel ranks ZeRO shards over: parallel.dp_shard, or all of dp when it is unset (0).
 inline int sharding_group(int dp_shard, int dp) { return dp_shard > 0 ? dp_shard : dp; }
 
+struct ParallelSpec;
+// The context-parallel exchange a layout runs: parallel.cp_comm, else its framework's: DeepSpeed's
+// sequence parallelism is Ulysses (a2a); Megatron-Core and PyTorch's context_parallel ring the K/V (p2p).
+CpComm cp_comm_of(const ParallelSpec& p, Framework f);
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
@@ -270,6 +285,7 @@ struct ParallelSpec {
   std::optional<bool> overlap_grad_reduce;
   std::optional<bool> overlap_param_gather;
   bool overlap_tp_comm = false;
+  std::optional<CpComm> cp_comm;  // parallel.cp_comm; unset: the framework's (cp_comm_of)
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
 
   int shard_dp() const { return sharding_group(dp_shard, dp); }

@@ -37,6 +37,7 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.cp = p.cp;
   l.zero = p.zero;
   l.sp = p.sequence_parallel && p.tp > 1;
+  l.cp_comm = cp_comm_of(p, s.training.framework);
   l.b = static_cast<double>(s.training.micro_batch);
   l.weight_bytes = parameter_bytes(s.training);
   l.grad_precision = s.training.grad_precision;
@@ -52,6 +53,9 @@ bool applies(const Comm& c, const CommLayout& l) {
     case CommWhen::zero3: return l.zero >= 3;
     case CommWhen::pipelined: return l.pp > 1;
     case CommWhen::sequence_parallel: return l.sp;
+    case CommWhen::cp_p2p: return l.cp_comm == CpComm::p2p;
+    case CommWhen::cp_all_gather: return l.cp_comm == CpComm::all_gather;
+    case CommWhen::cp_a2a: return l.cp_comm == CpComm::a2a;
   }
   return false;
 }
@@ -59,6 +63,7 @@ bool applies(const Comm& c, const CommLayout& l) {
 double comm_bytes(const Comm& c, const CommLayout& l, double stage_parameters) {
   switch (c.source) {
     case CommBytes::activations: return tp_share(c.bytes, c.split, l.tp, l.sp) * l.b / l.cp;
+    case CommBytes::sequence: return tp_share(c.bytes, c.split, l.tp, l.sp) * l.b;
     case CommBytes::gradients: return stage_parameters * element_bytes(l.grad_precision);
     case CommBytes::weights: return stage_parameters * l.weight_bytes;
     case CommBytes::fixed: return c.bytes;

@@ -20,6 +20,7 @@ struct CommLayout {
   GroupShape groups[kCommGroupCount];  // indexed by CommGroup
   int tp = 1, cp = 1, pp = 1, zero = 0;
   bool sp = false;  // sequence parallelism on (and tp > 1)
+  CpComm cp_comm = CpComm::p2p;  // the context-parallel exchange (cp_comm_of)
   double b = 1;     // micro-batch, sequences
   double weight_bytes = 2;  // one stored parameter (parameter_bytes: fp32 under autocast)
   Precision grad_precision = Precision::bf16;
@@ -57,7 +58,6 @@ struct LayerComm {
   double tp_traffic_f = 0, tp_traffic_b = 0;  // the TP collectives that may overlap the GEMMs, whole time per pass
   double cp_f = 0, cp_b = 0;
   double ep_f = 0, ep_b = 0;
-  double forward() const { return tp_f + cp_f + ep_f; }
 };
 LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const OpTimes& compute, bool overlap_tp_comm);
 

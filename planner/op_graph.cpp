@@ -129,7 +129,7 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   if (m.position == Position::rope) add_rotary(L, x);
-  add_cp_kv_exchange(L, s * 2.0 * kv_dim * bpv);
+  add_cp_exchanges(L, s * 2.0 * kv_dim * bpv, s * 2.0 * q_dim * bpv);
   add_attention_core(L, x);
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,

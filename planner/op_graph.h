@@ -59,11 +59,14 @@ enum class CommOverlap : std::uint8_t {
                    // finalize_model_grads, DeepSpeed's ReduceTiedGrads)
 };
 // Which layouts an entry applies to (the ZeRO stage of the data-parallel entries; pipelined: pp > 1;
-// sequence_parallel: sequence parallelism on with tp > 1).
-enum class CommWhen : std::uint8_t { always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel };
+// sequence_parallel: sequence parallelism on with tp > 1; cp_*: the context-parallel exchange, cp_comm_of).
+enum class CommWhen : std::uint8_t {
+  always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, cp_p2p, cp_all_gather, cp_a2a
+};
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {
   activations,  // `bytes` per sequence before splits (divided per `split` over tp, always by cp), x micro-batch
+  sequence,     // as activations, not divided by cp: the whole sequence a context-parallel all-gather assembles
   gradients,    // the stage's parameters x the gradient element bytes (training.grad_precision); for the
                 // sequence-parallel gradient all-reduce, the stage's sequence_parallel_parameters
   weights,      // the stage's parameters x the bytes of one stored parameter (parameter_bytes: fp32 under autocast)

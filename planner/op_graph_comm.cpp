@@ -42,11 +42,27 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
   g.comm.backward_sp = one(Collective::all_gather);
 }
 
-void add_cp_kv_exchange(std::vector<Op>& ops, double kv) {
+void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
+  const auto cp = CommGroup::cp;
   const CommCall twice{2.0f, Collective::send_recv};
-  Op& op = collective_op(ops, "cp_kv_exchange", Block::attention, CommGroup::cp, CommOverlap::attention_core,
-                         CommBytes::activations, kv, TpSplit::tp, one(Collective::send_recv), twice);
-  op.comm.per_peer = true;
+  Op& ring = collective_op(ops, "cp_kv_exchange", Block::attention, cp, CommOverlap::attention_core,
+                           CommBytes::activations, kv, TpSplit::tp, one(Collective::send_recv), twice);
+  ring.comm.per_peer = true;
+  ring.comm.when = CommWhen::cp_p2p;
+  collective_op(ops, "cp_kv_all_gather", Block::attention, cp, CommOverlap::none, CommBytes::sequence, kv, TpSplit::tp,
+                one(Collective::all_gather), one(Collective::all_gather))
+      .comm.when = CommWhen::cp_all_gather;
+  collective_op(ops, "cp_kv_grad_reduce_scatter", Block::attention, cp, CommOverlap::none, CommBytes::sequence, kv,
+                TpSplit::tp, kNone, one(Collective::reduce_scatter))
+      .comm.when = CommWhen::cp_all_gather;
+  // One all-to-all per tensor: K and V, then Q and the output (dO and dQ in the backward).
+  const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
+  collective_op(ops, "cp_kv_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, kv / 2,
+                TpSplit::tp, two_all_to_alls, two_all_to_alls)
+      .comm.when = CommWhen::cp_a2a;
+  collective_op(ops, "cp_qo_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, qo / 2,
+                TpSplit::tp, two_all_to_alls, two_all_to_alls)
+      .comm.when = CommWhen::cp_a2a;
 }
 
 void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed) {

@@ -18,10 +18,17 @@ namespace tp {
 void add_tp_input_operator(std::vector<Op>& ops, Block block, double act);
 void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
 
-// Context parallelism (Liu et al. 2023, Ring Attention): cp - 1 exchanges of the local K/V chunk
-// (`kv` = s x 2 kv_dim bytes, heads split by tp), overlapped with the attention; twice in the backward,
-// which also passes dK/dV around the ring.
-void add_cp_kv_exchange(std::vector<Op>& ops, double kv);
+// Context parallelism, one entry set per exchange (parallel.cp_comm; only the layout's applies), over
+// the K/V of the whole sequence (`kv` = s x 2 kv_dim bytes) and, for a2a, Q and the output (`qo` = s x 2
+// q_dim bytes), heads split by tp:
+//  p2p (Liu et al. 2023, Ring Attention; TE AttnFuncWithCPAndKVP2P): cp - 1 passes of the local K/V chunk,
+//    overlapped with the attention; twice in the backward, which also passes dK/dV around the ring;
+//  all_gather (TE AttnFuncWithCPAndKVAllGather, "KV all-gather between CP ranks is exposed"; Llama 3
+//    §3.3.2): one all-gather of K and V forward, again in the backward (only the local chunks are saved),
+//    plus a reduce-scatter of dK/dV; none overlapped;
+//  a2a (DeepSpeed-Ulysses, Jacobs et al. 2023 §3.1; TE AttnFuncWithCPAndQKVOA2A): all-to-alls of Q, K, V
+//    before the attention and of its output after; in the backward of dO, then dQ, dK, dV; none overlapped.
+void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo);
 
 // Expert parallelism: the routed tokens (`routed` = top_k x s x h bytes) go to their experts (dispatch)
 // and come back (combine) with one all-to-all each, forward and backward (Lepikhin et al. 2021, GShard

@@ -19,13 +19,25 @@
 namespace tp {
 namespace {
 
+// The exposed communication a recompute repeats per layer, by group.
+struct RerunComm {
+  double tp = 0, cp = 0, ep = 0;
+  double total() const { return tp + cp + ep; }
+  void add(double k, double tp_f, double cp_f, double ep_f) {
+    tp += k * tp_f;
+    cp += k * cp_f;
+    ep += k * ep_f;
+  }
+  void add(double k, const LayerComm& c) { add(k, c.tp_f, c.cp_f, c.ep_f); }
+};
+
 // Compute and exposed layer communication per layer and micro-batch, and what recompute repeats.
 struct LayerWork {
   OpTimes layer, emb, head;
   LayerComm comm;
   double tp_layer_f = 0, tp_layer_b = 0, cp_layer_f = 0, cp_layer_b = 0, ep_layer_f = 0, ep_layer_b = 0;
   double recompute_layer = 0;  // forward work repeated in the backward pass
-  double recompute_comm = 0;   // its communication (full recompute repeats the forward's collectives)
+  RerunComm recompute_comm;    // its communication (full recompute repeats the forward's collectives)
   double host_copy = 0;        // the checkpointed input's copy to (forward) or from (backward) the host
   FsdpCopies shard_copies;     // FSDP's copies around its gathers and reduce-scatters (planner/fsdp_copies.h)
 };
@@ -60,12 +72,17 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   w.ep_layer_b = w.comm.ep_b;
   switch (p.recompute.mode) {
     case RecomputeMode::none: break;
-    case RecomputeMode::selective: w.recompute_layer = w.layer.attention_core_fwd; break;
+    case RecomputeMode::selective:
+      // The checkpointed core attention holds the context-parallel exchange (Megatron-Core attention.py
+      // _checkpointed_attention_forward reruns core_attention, TEDotProductAttention with the cp_group).
+      w.recompute_layer = w.layer.attention_core_fwd;
+      w.recompute_comm.add(1.0, 0.0, w.cp_layer_f, 0.0);
+      break;
     case RecomputeMode::selective_op: {  // what torchtitan's op-level policy runs again (planner/selective_op.h)
       const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
       const OpTimes t = time_ops(rerun, c);
       w.recompute_layer = t.fwd;
-      w.recompute_comm = layer_comm(rerun, cl, t, p.overlap_tp_comm).forward();
+      w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, p.overlap_tp_comm));
       break;
     }
     case RecomputeMode::full:
@@ -75,12 +92,12 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       // each checkpointed region's last layer only up to its last save (early_stop.h).
       const LayerRecompute r = layer_recompute(s);
       w.recompute_layer = r.whole * w.layer.fwd;
-      w.recompute_comm = r.whole * (w.tp_layer_f + w.cp_layer_f + w.ep_layer_f);
+      w.recompute_comm.add(r.whole, w.tp_layer_f, w.cp_layer_f, w.ep_layer_f);
       if (r.stopped > 0) {
         const std::vector<Op> rerun = early_stop_rerun(g.layer);
         const OpTimes t = time_ops(rerun, c);
         w.recompute_layer += r.stopped * t.fwd;
-        w.recompute_comm += r.stopped * layer_comm(rerun, cl, t, p.overlap_tp_comm).forward();
+        w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, p.overlap_tp_comm));
       }
       break;
     }
@@ -104,7 +121,8 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
   const OpTimes& layer = w.layer;
   const double tp_layer_f = w.tp_layer_f, tp_layer_b = w.tp_layer_b, cp_layer_f = w.cp_layer_f, cp_layer_b = w.cp_layer_b;
   const double ep_layer_f = w.ep_layer_f, ep_layer_b = w.ep_layer_b;
-  const double recompute_layer = w.recompute_layer, recompute_comm = w.recompute_comm;
+  const double recompute_layer = w.recompute_layer, recompute_comm = w.recompute_comm.total();
+  const RerunComm& rerun = w.recompute_comm;
   SlowestStage x;
   r.stages.reserve(static_cast<size_t>(p.pp));
   for (int i = 0; i < p.pp; ++i) {
@@ -145,9 +163,9 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
       x.worst_b = bwd;
       x.worst_compute = compute;
       x.worst_recompute = L * recompute_layer;
-      x.worst_tp = L * (tp_layer_f + tp_layer_b + (recompute_comm > 0 ? tp_layer_f : 0));
-      x.worst_cp = L * (cp_layer_f + cp_layer_b + (recompute_comm > 0 ? cp_layer_f : 0));
-      x.worst_ep = L * (ep_layer_f + ep_layer_b + (recompute_comm > 0 ? ep_layer_f : 0));
+      x.worst_tp = L * (tp_layer_f + tp_layer_b + rerun.tp);
+      x.worst_cp = L * (cp_layer_f + cp_layer_b + rerun.cp);
+      x.worst_ep = L * (ep_layer_f + ep_layer_b + rerun.ep);
       x.worst_wgrad = 0.5 * L * layer.gemm_bwd;
       x.worst_host_copy = 2 * L * w.host_copy;
     }

@@ -1,0 +1,110 @@
+// Context-parallel exchanges of the op graph (parallel.cp_comm) and the exposed time the step reads from
+// them. Oracles, by hand computation written below:
+// - What each exchange sends per layer and micro-batch: Transformer Engine's context-parallel attention
+//   (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py):
+//   AttnFuncWithCPAndKVAllGather all-gathers K and V before the attention ("KV all-gather between CP
+//   ranks is exposed"; Llama 3, Dubey et al. 2024, §3.3.2), gathers them again in the backward and
+//   reduce-scatters dK, dV; AttnFuncWithCPAndQKVOA2A and DeepSpeed-Ulysses (Jacobs et al. 2023, §3.1)
+//   all-to-all Q, K, V before the attention and the output after, and the four gradients in the backward.
+// - Ring all-gather / reduce-scatter of S bytes (the whole gathered array) and all-to-all of a rank's
+//   send buffer S over n ranks on one tier: (n - 1) alpha + (n - 1)/n x S / beta (Thakur, Rabenseifner
+//   & Gropp 2005; nccl-tests doc/PERFORMANCE.md).
+#include <gtest/gtest.h>
+
+#include "comm_time.h"
+#include "estimate.h"
+#include "hardware_profile.h"
+#include "op_graph.h"
+#include "step_time.h"
+#include "tests/test_support.h"
+
+namespace tp {
+namespace {
+
+// 2 layers, h = 4096, 32 query heads and 8 KV heads of 128 (q_dim 4096, kv_dim 1024), s = 8192 in bf16,
+// cp = 8 on one node of 8 GPUs whose NVLink tier is 100 GB/s per direction with 5 us latency; 4
+// sequences of 1 = 4 micro-batches; no recompute, no data parallelism.
+const char* kCp8 =
+    "model: {layers: 2, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, vocab: 32000, activation: swiglu,\n"
+    "        norm: rmsnorm, position: rope}\n"
+    "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 8, intra_node: {bandwidth: 100 GB/s, latency: 5 us}}\n"
+    "training: {sequence_length: 8192, global_batch: 4, micro_batch: 1, precision: bf16}\n"
+    "parallel: {tp: 1, pp: 1, cp: 8, zero: 0, recompute: none}\n";
+
+constexpr double kLayers = 2, kMicroBatches = 4, kRanks = 8, kAlpha = 5e-6, kBeta = 100e9;
+
+// One ring step sequence of S bytes over the 8 ranks: 7 x 5 us + 7/8 x S / 100 GB/s.
+constexpr double ring(double bytes) { return (kRanks - 1) * kAlpha + (kRanks - 1) / kRanks * bytes / kBeta; }
+
+// The profile with the link at its datasheet rate and the cluster's latency.
+HardwareProfile simple_profile(const Scenario& s) {
+  HardwareProfile hw = default_profile(s.cluster.gpu);
+  hw.intra_node.bandwidth_efficiency = 1.0;
+  hw.intra_node.latency = Seconds(0);
+  return hw;
+}
+
+StepTime step_of(const Scenario& s) {
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  return step_time(s, g, estimate(s, g), simple_profile(s));
+}
+
+TEST(CpComm, AllGatherIsExposedOnBothPasses) {
+  // K and V of the whole sequence: 8192 x 2 x 1024 x 2 B = 33,554,432 B, gathered forward; gathered
+  // again backward and their gradients reduce-scattered: 3 ring passes per layer and micro-batch.
+  const double kv = 8192.0 * 2 * 1024 * 2;
+  const double per_layer = 3 * ring(kv);  // 3 x (35 us + 293.6 us) = 985.8 us
+  const StepTime t = step_of(test::scenario(kCp8, {"parallel.cp_comm=all_gather"}));
+  EXPECT_NEAR(t.exposed.cp.value, kMicroBatches * kLayers * per_layer, 1e-12);
+  EXPECT_NEAR(t.exposed.cp.value, 7.887e-3, 1e-6);
+}
+
+TEST(CpComm, AllToAllMovesTheLocalQKVAndOutput) {
+  // Each rank sends its own 1,024 tokens: K and V 1024 x 1024 x 2 B = 2,097,152 B each, Q and the output
+  // 1024 x 4096 x 2 B = 8,388,608 B each, one all-to-all per tensor; the backward moves their gradients.
+  const double kv = 1024.0 * 1024 * 2, qo = 1024.0 * 4096 * 2;
+  const double per_pass = 2 * ring(kv) + 2 * ring(qo);  // 2 x 53.35 us + 2 x 108.40 us
+  const StepTime t = step_of(test::scenario(kCp8, {"parallel.cp_comm=a2a"}));
+  EXPECT_NEAR(t.exposed.cp.value, kMicroBatches * kLayers * 2 * per_pass, 1e-12);
+  EXPECT_NEAR(t.exposed.cp.value, 5.176e-3, 1e-6);
+}
+
+TEST(CpComm, TheRingHidesBehindTheAttentionAndNeverCostsMore) {
+  // p2p sends the same K/V bytes as the all-gather (7 chunks of 1/8), but each pass overlaps the attention
+  // of the chunk before it: what is exposed is at most the traffic, and less than the exposed all-gather.
+  const double kv_chunk = 8192.0 * 2 * 1024 * 2 / kRanks;
+  const double traffic = kMicroBatches * kLayers * 3 * (kRanks - 1) * (kAlpha + kv_chunk / kBeta);  // 1 forward, 2 backward
+  const StepTime ring_step = step_of(test::scenario(kCp8, {"parallel.cp_comm=p2p"}));
+  const StepTime gather_step = step_of(test::scenario(kCp8, {"parallel.cp_comm=all_gather"}));
+  EXPECT_LT(ring_step.exposed.cp.value, traffic);
+  EXPECT_LT(ring_step.exposed.cp.value, gather_step.exposed.cp.value);
+  EXPECT_LT(ring_step.step.value, gather_step.step.value);
+  // Without context parallelism no entry applies, whatever the exchange.
+  const Scenario no_cp = test::scenario(kCp8, {"parallel.cp=1", "parallel.cp_comm=all_gather", "cluster.gpus_per_node=1"});
+  EXPECT_EQ(step_of(no_cp).exposed.cp.value, 0.0);
+}
+
+TEST(CpComm, SelectiveRecomputeGathersAgain) {
+  // Megatron's selective recompute reruns the core attention, which holds the exchange: one more exposed
+  // all-gather per layer and micro-batch.
+  const double kv = 8192.0 * 2 * 1024 * 2;
+  const StepTime t = step_of(test::scenario(kCp8, {"parallel.cp_comm=all_gather", "parallel.recompute=selective"}));
+  EXPECT_NEAR(t.exposed.cp.value, kMicroBatches * kLayers * 4 * ring(kv), 1e-12);
+}
+
+TEST(CpComm, EachFrameworkHasItsExchange) {
+  // DeepSpeed's sequence parallelism is Ulysses; Megatron-Core's --cp-comm-type defaults to p2p, and
+  // PyTorch's context_parallel rings its K/V blocks.
+  const Scenario s = test::scenario(kCp8);
+  EXPECT_EQ(cp_comm_of(s.parallel, Framework::megatron), CpComm::p2p);
+  EXPECT_EQ(cp_comm_of(s.parallel, Framework::fsdp), CpComm::p2p);
+  EXPECT_EQ(cp_comm_of(s.parallel, Framework::pytorch), CpComm::p2p);
+  EXPECT_EQ(cp_comm_of(s.parallel, Framework::deepspeed), CpComm::a2a);
+  const Scenario set = test::scenario(kCp8, {"parallel.cp_comm=all_gather", "training.framework=deepspeed"});
+  EXPECT_EQ(cp_comm_of(set.parallel, set.training.framework), CpComm::all_gather);
+  const Scenario ds = test::scenario(kCp8, {"training.framework=deepspeed"});
+  EXPECT_EQ(comm_layout(ds, simple_profile(ds)).cp_comm, CpComm::a2a);
+}
+
+}  // namespace
+}  // namespace tp
