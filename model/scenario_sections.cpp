@@ -239,7 +239,10 @@ ParallelSpec read_parallel(MapReader& r) {
                          {"interleaved", Schedule::interleaved}, {"zb-h1", Schedule::zb_h1}});
   if (r.has("cp_comm")) {
     p.cp_comm = r.choice("cp_comm", CpComm::p2p,
-                         {{"p2p", CpComm::p2p}, {"all_gather", CpComm::all_gather}, {"a2a", CpComm::a2a}});
+                         {{"p2p", CpComm::p2p},
+                          {"all_gather", CpComm::all_gather},
+                          {"a2a", CpComm::a2a},
+                          {"ring_all_gather", CpComm::ring_all_gather}});
   }
   p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
   if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, 1 << 30));

@@ -37,7 +37,13 @@ LayerCode default_layer_code(Framework f) { return f == Framework::megatron ? La
 LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(default_layer_code(t.framework)); }
 
 CpComm cp_comm_of(const ParallelSpec& p, Framework f) {
-  return p.cp_comm.value_or(f == Framework::deepspeed ? CpComm::a2a : CpComm::p2p);
+  switch (f) {
+    case Framework::megatron: return p.cp_comm.value_or(CpComm::p2p);
+    case Framework::deepspeed: return p.cp_comm.value_or(CpComm::a2a);
+    case Framework::fsdp:
+    case Framework::pytorch: return p.cp_comm.value_or(CpComm::ring_all_gather);
+  }
+  return p.cp_comm.value_or(CpComm::p2p);
 }
 
 const char* to_string(CpComm c) {
@@ -45,6 +51,7 @@ const char* to_string(CpComm c) {
     case CpComm::p2p: return "p2p";
     case CpComm::all_gather: return "all_gather";
     case CpComm::a2a: return "a2a";
+    case CpComm::ring_all_gather: return "ring_all_gather";
   }
   return "?";
 }

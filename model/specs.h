@@ -52,8 +52,10 @@ enum class LayerCode { fused, eager };
 //  all_gather: K and V all-gathered before the attention, on the critical path; the backward gathers them
 //              again and reduce-scatters their gradients (TE AttnFuncWithCPAndKVAllGather, Llama 3 §3.3.2);
 //  a2a:        all-to-alls of Q, K, V before the attention and of its output after, heads split over cp
-//              (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A), on the critical path.
-enum class CpComm { p2p, all_gather, a2a };
+//              (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A), on the critical path;
+//  ring_all_gather: PyTorch context_parallel's ring attention with its default rotation: K and V arrive by
+//              one all-gather hidden behind the local block, dK/dV go round the ring.
+enum class CpComm { p2p, all_gather, a2a, ring_all_gather };
 // How FP8 training scales its tensors (Transformer Engine recipes): `delayed` takes each tensor's scale
 // from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
 // before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
@@ -253,8 +255,9 @@ const char* to_string(MeshDim d);
 inline int sharding_group(int dp_shard, int dp) { return dp_shard > 0 ? dp_shard : dp; }
 
 struct ParallelSpec;
-// The context-parallel exchange a layout runs: parallel.cp_comm, else its framework's: DeepSpeed's
-// sequence parallelism is Ulysses (a2a); Megatron-Core and PyTorch's context_parallel ring the K/V (p2p).
+// The context-parallel exchange a layout runs: parallel.cp_comm, else its framework's: Megatron-Core's
+// default p2p, DeepSpeed's sequence parallelism (Ulysses, a2a), PyTorch's context_parallel (ring_all_gather)
+// for fsdp and pytorch.
 CpComm cp_comm_of(const ParallelSpec& p, Framework f);
 
 struct ParallelSpec {

@@ -56,6 +56,7 @@ bool applies(const Comm& c, const CommLayout& l) {
     case CommWhen::cp_p2p: return l.cp_comm == CpComm::p2p;
     case CommWhen::cp_all_gather: return l.cp_comm == CpComm::all_gather;
     case CommWhen::cp_a2a: return l.cp_comm == CpComm::a2a;
+    case CommWhen::cp_ring_all_gather: return l.cp_comm == CpComm::ring_all_gather;
   }
   return false;
 }
@@ -109,21 +110,27 @@ class CollectiveMemo {
   int used_ = 0;
 };
 
-constexpr int kLayerOverlaps = 3;  // none, layer_gemms, attention_core
+constexpr int kLayerOverlaps = 4;  // none, layer_gemms, attention_core, attention_local_block
 
 int overlap_index(CommOverlap o) {
   switch (o) {
     case CommOverlap::layer_gemms: return 1;
     case CommOverlap::attention_core: return 2;
+    case CommOverlap::attention_local_block: return 3;
     default: return 0;
   }
 }
 
-// The compute an overlap window offers in one pass, or a negative value when the window is closed.
-double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm) {
+// The compute an overlap window offers in one pass, or a negative value when the window is closed. The
+// attention of a pass splits into c equal blocks under context parallelism (load-balanced causal chunks):
+// a ring's c - 1 passes each hide behind one block, the first block has nothing left to hide.
+double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm, int cp) {
+  const double attention = backward ? 2 * compute.attention : compute.attention;
+  const double block = attention / std::max(1, cp);
   switch (overlap) {
     case 1: return overlap_tp_comm ? (backward ? compute.gemm_bwd : compute.gemm_fwd) : -1.0;
-    case 2: return backward ? 2 * compute.attention : compute.attention;
+    case 2: return attention - block;
+    case 3: return block;
     default: return -1.0;
   }
 }
@@ -162,7 +169,7 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
   auto exposed = [&](CommGroup g, int pass) {
     double e = 0;
     for (int o = 0; o < kLayerOverlaps; ++o) {
-      const double w = window(o, pass == 1, compute, overlap_tp_comm);
+      const double w = window(o, pass == 1, compute, overlap_tp_comm, l.cp);
       e += w < 0 ? total(g, pass, o) : std::max(0.0, total(g, pass, o) - w);
     }
     return e;

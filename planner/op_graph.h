@@ -51,7 +51,9 @@ inline constexpr int kCommGroupCount = 8;
 enum class CommOverlap : std::uint8_t {
   none,            // on the critical path
   layer_gemms,     // the layer's GEMMs of the same pass (parallel.overlap.tp_comm)
-  attention_core,  // the fused attention of the layer (ring attention's K/V exchange)
+  attention_core,  // the fused attention of the layer but its first block ((c - 1)/c of it: ring attention's
+                   // c - 1 K/V passes, each hidden behind the block before it)
+  attention_local_block,  // the attention of the local block only (1/c: PyTorch's K/V all-gather)
   step_forward,    // the next step's forward pass (ZeRO 1/2 parameter gather, overlap.param_gather)
   step_backward,   // the backward of the step (gradient reduce, overlap.grad_reduce)
   step_compute,    // the step's forward and backward (ZeRO-3 gathers and reduce)
@@ -61,7 +63,8 @@ enum class CommOverlap : std::uint8_t {
 // Which layouts an entry applies to (the ZeRO stage of the data-parallel entries; pipelined: pp > 1;
 // sequence_parallel: sequence parallelism on with tp > 1; cp_*: the context-parallel exchange, cp_comm_of).
 enum class CommWhen : std::uint8_t {
-  always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, cp_p2p, cp_all_gather, cp_a2a
+  always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, cp_p2p, cp_all_gather, cp_a2a,
+  cp_ring_all_gather
 };
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {

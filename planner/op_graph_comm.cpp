@@ -55,6 +55,14 @@ void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
   collective_op(ops, "cp_kv_grad_reduce_scatter", Block::attention, cp, CommOverlap::none, CommBytes::sequence, kv,
                 TpSplit::tp, kNone, one(Collective::reduce_scatter))
       .comm.when = CommWhen::cp_all_gather;
+  // PyTorch's rotation: K and V gathered at the first block, waited for at the second; dK/dV passed on.
+  collective_op(ops, "cp_kv_rotate_all_gather", Block::attention, cp, CommOverlap::attention_local_block,
+                CommBytes::sequence, kv, TpSplit::tp, one(Collective::all_gather), one(Collective::all_gather))
+      .comm.when = CommWhen::cp_ring_all_gather;
+  Op& grads = collective_op(ops, "cp_kv_grad_exchange", Block::attention, cp, CommOverlap::attention_core,
+                            CommBytes::activations, kv, TpSplit::tp, kNone, one(Collective::send_recv));
+  grads.comm.per_peer = true;
+  grads.comm.when = CommWhen::cp_ring_all_gather;
   // One all-to-all per tensor: K and V, then Q and the output (dO and dQ in the backward).
   const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
   collective_op(ops, "cp_kv_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, kv / 2,

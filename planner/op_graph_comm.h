@@ -27,7 +27,10 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
 //    §3.3.2): one all-gather of K and V forward, again in the backward (only the local chunks are saved),
 //    plus a reduce-scatter of dK/dV; none overlapped;
 //  a2a (DeepSpeed-Ulysses, Jacobs et al. 2023 §3.1; TE AttnFuncWithCPAndQKVOA2A): all-to-alls of Q, K, V
-//    before the attention and of its output after; in the backward of dO, then dQ, dK, dV; none overlapped.
+//    before the attention and of its output after; in the backward of dO, then dQ, dK, dV; none overlapped;
+//  ring_all_gather (torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention with
+//    the default _AllGatherRotater): K and V all-gathered once per pass, hidden behind the local block's
+//    attention only; the backward passes dK/dV round the ring (_AllToAllRotater), c - 1 sends of the chunk.
 void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo);
 
 // Expert parallelism: the routed tokens (`routed` = top_k x s x h bytes) go to their experts (dispatch)
