@@ -224,13 +224,15 @@ void check_sequence_splits(const Scenario& s, Collector& c) {
   if (p.cp > 1 && cp_comm_of(p, t.framework) == CpComm::a2a) {
     // Ulysses gives each context-parallel rank whole heads: the query and the K/V heads of a TP rank
     // must split over cp (TE AttnFuncWithCPAndQKVOA2A asserts both).
-    const long long q_heads = s.model.heads / p.tp, kv_heads = std::max(1LL, static_cast<long long>(s.model.kv_heads) / p.tp);
+    const long long q_heads = s.model.heads / p.tp;
+    const long long kv_heads = std::max(1LL, static_cast<long long>(s.model.kv_heads) / p.tp);  // replicated above tp
     if (q_heads % p.cp != 0 || kv_heads % p.cp != 0) {
       const bool named = p.cp_comm.has_value();
+      const std::string which = named ? "parallel.cp_comm" : "DeepSpeed-Ulysses, the deepspeed default";
       c.add("parallel.cp", named ? "parallel.cp_comm" : "training.framework",
-            std::string("a2a context parallelism (") + (named ? "parallel.cp_comm" : "DeepSpeed-Ulysses, the deepspeed default") +
-                ") splits the heads over cp: the " + num(q_heads) + " query and " + num(kv_heads) +
-                " key/value heads per TP rank must be divisible by cp (" + num(p.cp) + "); set parallel.cp_comm: p2p or all_gather");
+            "a2a context parallelism (" + which + ") splits the heads over cp: the " + num(q_heads) + " query and " +
+                num(kv_heads) + " key/value heads per TP rank must be divisible by cp (" + num(p.cp) +
+                "); set parallel.cp_comm: p2p, all_gather or ring_all_gather");
     }
   }
   if (p.sequence_parallel && p.tp > 1 && (t.sequence_length / p.cp) % p.tp != 0) {

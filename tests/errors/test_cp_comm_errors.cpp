@@ -28,7 +28,7 @@ TEST(CpCommErrors, AllToAllNeedsHeadsDivisibleByCp) {
   // tp 2 leaves 16 query and 4 KV heads per rank: cp 8 does not divide 4.
   const Yaml y = two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: a2a}");
   EXPECT_TRUE(fails_at(y.str(), "cp: 8", 4, "parallel.cp",
-                       {"16 query and 4 key/value heads per TP rank", "cp (8)", "cp_comm: p2p or all_gather",
+                       {"16 query and 4 key/value heads per TP rank", "cp (8)", "cp_comm: p2p, all_gather or ring_all_gather",
                         "conflicts with parallel.cp_comm"}));
   // The ring and the all-gather keep whole sequences of heads: both load.
   EXPECT_FALSE(load_error(two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: p2p}").str()).thrown);
