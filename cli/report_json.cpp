@@ -52,7 +52,7 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
                    {"gpu", s.cluster.gpu.key.empty() ? s.cluster.gpu.name : s.cluster.gpu.key},
                    {"gpus", s.gpus()},
                    {"layout",
-                    {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"cp_comm", to_string(cp_comm_of(p, s.training.framework))}, {"ep", p.ep}, {"vpp", p.vpp},
+                    {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"cp_comm", to_string(cp_comm_of(p, s.training.framework))}, {"cp_a2a", p.cp_inner()}, {"ep", p.ep}, {"vpp", p.vpp},
                      {"layers_per_stage", p.layers_per_stage}, {"schedule", to_string(p.schedule)},
                      {"zero", p.zero}, {"dp_shard", p.shard_dp()}, {"sequence_parallel", p.sequence_parallel},
                      {"recompute", to_string(p.recompute.mode)}, {"recompute_every", p.recompute.every},

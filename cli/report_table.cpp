@@ -95,7 +95,11 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   out << "  Cluster     " << s.cluster.nodes << " x " << s.cluster.gpus_per_node << " = " << s.gpus() << " x "
       << s.cluster.gpu.name << " (" << format_bytes(s.cluster.gpu.memory.value) << ")\n";
   out << "  Layout      tp " << p.tp << " · pp " << p.pp << " · dp " << p.dp << " · cp " << p.cp;
-  if (p.cp > 1) out << " (" << to_string(cp_comm_of(p, s.training.framework)) << ")";
+  if (p.cp > 1) {
+    out << " (" << to_string(cp_comm_of(p, s.training.framework));
+    if (p.cp_inner() > 1) out << " " << p.cp_inner() << " × " << p.cp_outer();
+    out << ")";
+  }
   out << " · ep " << p.ep;
   if (p.vpp > 1) out << " · vpp " << p.vpp;
   out << ", " << to_string(p.schedule) << ", " << zero_label(p) << ", sequence parallel "

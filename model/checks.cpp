@@ -212,6 +212,30 @@ void check_batch(const Scenario& s, Collector& c) {
   }
 }
 
+// Hierarchical context parallelism (Megatron-Core --cp-comm-type a2a+p2p with
+// --hierarchical-context-parallel-sizes a cp/a): the all-to-all level gives each of its a ranks whole heads.
+void check_hierarchical_cp(const Scenario& s, Collector& c) {
+  const ParallelSpec& p = s.parallel;
+  const bool hierarchical = p.cp_comm == CpComm::a2a_p2p;
+  if (!hierarchical) {
+    if (p.cp_a2a > 0) c.add("parallel.cp_a2a", "parallel.cp_comm", "is the all-to-all level of cp_comm: a2a+p2p");
+    return;
+  }
+  if (p.cp_a2a < 2 || p.cp % p.cp_a2a != 0) {
+    c.add(p.cp_a2a > 0 ? "parallel.cp_a2a" : "parallel.cp_comm", "parallel.cp",
+          "a2a+p2p needs parallel.cp_a2a, the ranks of its all-to-all level: at least 2 and dividing cp (" +
+              num(p.cp) + ")" + (p.cp_a2a > 0 ? ", here " + num(p.cp_a2a) : ""));
+    return;
+  }
+  const long long q_heads = s.model.heads / p.tp;
+  const long long kv_heads = std::max(1LL, static_cast<long long>(s.model.kv_heads) / p.tp);
+  if (q_heads % p.cp_a2a != 0 || kv_heads % p.cp_a2a != 0) {
+    c.add("parallel.cp_a2a", "model.kv_heads",
+          "the all-to-all level splits the heads: the " + num(q_heads) + " query and " + num(kv_heads) +
+              " key/value heads per TP rank must be divisible by cp_a2a (" + num(p.cp_a2a) + ")");
+  }
+}
+
 // Sequence splits.
 void check_sequence_splits(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
@@ -221,6 +245,7 @@ void check_sequence_splits(const Scenario& s, Collector& c) {
           "context parallelism splits the sequence into 2 × cp chunks: sequence_length (" +
               num(t.sequence_length) + ") must be divisible by " + num(2LL * p.cp));
   }
+  check_hierarchical_cp(s, c);
   if (p.cp > 1 && cp_comm_of(p, t.framework) == CpComm::a2a) {
     // Ulysses gives each context-parallel rank whole heads: the query and the K/V heads of a TP rank
     // must split over cp (TE AttnFuncWithCPAndQKVOA2A asserts both).

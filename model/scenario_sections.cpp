@@ -242,8 +242,10 @@ ParallelSpec read_parallel(MapReader& r) {
                          {{"p2p", CpComm::p2p},
                           {"all_gather", CpComm::all_gather},
                           {"a2a", CpComm::a2a},
-                          {"ring_all_gather", CpComm::ring_all_gather}});
+                          {"ring_all_gather", CpComm::ring_all_gather},
+                          {"a2a+p2p", CpComm::a2a_p2p}});
   }
+  if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, 1 << 20));
   p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
   if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, 1 << 30));
   p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);

@@ -52,6 +52,7 @@ const char* to_string(CpComm c) {
     case CpComm::all_gather: return "all_gather";
     case CpComm::a2a: return "a2a";
     case CpComm::ring_all_gather: return "ring_all_gather";
+    case CpComm::a2a_p2p: return "a2a+p2p";
   }
   return "?";
 }

@@ -54,8 +54,10 @@ enum class LayerCode { fused, eager };
 //  a2a:        all-to-alls of Q, K, V before the attention and of its output after, heads split over cp
 //              (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A), on the critical path;
 //  ring_all_gather: PyTorch context_parallel's ring attention with its default rotation: K and V arrive by
-//              one all-gather hidden behind the local block, dK/dV go round the ring.
-enum class CpComm { p2p, all_gather, a2a, ring_all_gather };
+//              one all-gather hidden behind the local block, dK/dV go round the ring;
+//  a2a_p2p:    hierarchical ("a2a+p2p", Megatron-Core --hierarchical-context-parallel-sizes): a2a within
+//              groups of parallel.cp_a2a ranks, then a p2p ring across the cp / cp_a2a groups.
+enum class CpComm { p2p, all_gather, a2a, ring_all_gather, a2a_p2p };
 // How FP8 training scales its tensors (Transformer Engine recipes): `delayed` takes each tensor's scale
 // from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
 // before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
@@ -289,6 +291,11 @@ struct ParallelSpec {
   std::optional<bool> overlap_param_gather;
   bool overlap_tp_comm = false;
   std::optional<CpComm> cp_comm;  // parallel.cp_comm; unset: the framework's (cp_comm_of)
+  int cp_a2a = 0;                 // parallel.cp_a2a: the all-to-all level of a2a+p2p (0: not given)
+  // The ranks of the two levels of a hierarchical context-parallel exchange: the inner all-to-all and the
+  // outer ring (1 and cp unless cp_comm is a2a+p2p).
+  int cp_inner() const { return cp_comm == CpComm::a2a_p2p && cp_a2a > 0 ? cp_a2a : 1; }
+  int cp_outer() const { return std::max(1, cp / cp_inner()); }
   std::array<MeshDim, 4> placement{MeshDim::tp, MeshDim::cp, MeshDim::dp, MeshDim::pp};  // ep lies inside dp
 
   int shard_dp() const { return sharding_group(dp_shard, dp); }

@@ -16,6 +16,11 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   // (exact for the default order, where cp sits right inside dp).
   l.groups[static_cast<int>(CommGroup::tp)] = group_shape(p.tp, p.stride_of(MeshDim::tp), gpn);
   l.groups[static_cast<int>(CommGroup::cp)] = group_shape(p.cp, p.stride_of(MeshDim::cp), gpn);
+  // Hierarchical CP: the all-to-all level is the inner cp_a2a of the cp ranks (Megatron-Core
+  // parallel_state.py, create_hierarchical_parallel_groups: consecutive ranks of the cp group).
+  l.groups[static_cast<int>(CommGroup::cp_inner)] = group_shape(p.cp_inner(), p.stride_of(MeshDim::cp), gpn);
+  l.groups[static_cast<int>(CommGroup::cp_outer)] =
+      group_shape(p.cp_outer(), p.stride_of(MeshDim::cp) * p.cp_inner(), gpn);
   l.groups[static_cast<int>(CommGroup::ep)] = group_shape(p.ep, p.stride_of(MeshDim::dp), gpn);
   const int gradient_stride = std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp));
   l.groups[static_cast<int>(CommGroup::dp)] = group_shape(p.dp * p.cp, gradient_stride, gpn);
@@ -57,6 +62,7 @@ bool applies(const Comm& c, const CommLayout& l) {
     case CommWhen::cp_all_gather: return l.cp_comm == CpComm::all_gather;
     case CommWhen::cp_a2a: return l.cp_comm == CpComm::a2a;
     case CommWhen::cp_ring_all_gather: return l.cp_comm == CpComm::ring_all_gather;
+    case CommWhen::cp_a2a_p2p: return l.cp_comm == CpComm::a2a_p2p;
   }
   return false;
 }
@@ -124,9 +130,9 @@ int overlap_index(CommOverlap o) {
 // The compute an overlap window offers in one pass, or a negative value when the window is closed. The
 // attention of a pass splits into c equal blocks under context parallelism (load-balanced causal chunks):
 // a ring's c - 1 passes each hide behind one block, the first block has nothing left to hide.
-double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm, int cp) {
+double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm, int ranks) {
   const double attention = backward ? 2 * compute.attention : compute.attention;
-  const double block = attention / std::max(1, cp);
+  const double block = attention / std::max(1, ranks);
   switch (overlap) {
     case 1: return overlap_tp_comm ? (backward ? compute.gemm_bwd : compute.gemm_fwd) : -1.0;
     case 2: return attention - block;
@@ -169,7 +175,7 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
   auto exposed = [&](CommGroup g, int pass) {
     double e = 0;
     for (int o = 0; o < kLayerOverlaps; ++o) {
-      const double w = window(o, pass == 1, compute, overlap_tp_comm, l.cp);
+      const double w = window(o, pass == 1, compute, overlap_tp_comm, l.group(g).size);
       e += w < 0 ? total(g, pass, o) : std::max(0.0, total(g, pass, o) - w);
     }
     return e;
@@ -182,8 +188,9 @@ LayerComm layer_comm(const std::vector<Op>& layer, const CommLayout& l, const Op
   r.tp_traffic_b = traffic(CommGroup::tp, 1);
   r.tp_f = exposed(CommGroup::tp, 0);
   r.tp_b = exposed(CommGroup::tp, 1);
-  r.cp_f = exposed(CommGroup::cp, 0);
-  r.cp_b = exposed(CommGroup::cp, 1);
+  // Context parallelism: one group, or the two levels of a hierarchical exchange.
+  r.cp_f = exposed(CommGroup::cp, 0) + exposed(CommGroup::cp_inner, 0) + exposed(CommGroup::cp_outer, 0);
+  r.cp_b = exposed(CommGroup::cp, 1) + exposed(CommGroup::cp_inner, 1) + exposed(CommGroup::cp_outer, 1);
   r.ep_f = exposed(CommGroup::ep, 0);
   r.ep_b = exposed(CommGroup::ep, 1);
   return r;

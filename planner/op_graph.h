@@ -44,8 +44,10 @@ inline double tp_share(double v, TpSplit split, int tp, bool sp) {
 // dp: the data x context ranks (the gradient all-reduce without ZeRO); dp_shard: the ranks ZeRO shards
 // the states over (all of dp unless parallel.dp_shard is smaller); dp_replica: the ranks holding the
 // same shard, one per sharding group (hybrid sharding).
-enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp, pp_ends, dp_shard, dp_replica };
-inline constexpr int kCommGroupCount = 8;
+// cp_inner, cp_outer: the two levels of a hierarchical context-parallel group (parallel.cp_a2a ranks of
+// adjacent cp rank, and the cp / cp_a2a such groups).
+enum class CommGroup : std::uint8_t { tp, cp, ep, dp, pp, pp_ends, dp_shard, dp_replica, cp_inner, cp_outer };
+inline constexpr int kCommGroupCount = 10;
 // The compute a collective may hide behind when the layout enables that overlap (bounded: it hides at
 // most that compute, the rest is exposed).
 enum class CommOverlap : std::uint8_t {
@@ -64,7 +66,7 @@ enum class CommOverlap : std::uint8_t {
 // sequence_parallel: sequence parallelism on with tp > 1; cp_*: the context-parallel exchange, cp_comm_of).
 enum class CommWhen : std::uint8_t {
   always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, cp_p2p, cp_all_gather, cp_a2a,
-  cp_ring_all_gather
+  cp_ring_all_gather, cp_a2a_p2p
 };
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {

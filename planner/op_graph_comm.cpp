@@ -42,6 +42,28 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
   g.comm.backward_sp = one(Collective::all_gather);
 }
 
+namespace {
+
+// a2a+p2p (TE AttnFuncWithCPAndQKVOA2A over cp_group[0], then AttnFuncWithCPAndKVP2P over cp_group[1]):
+// the all-to-alls of Q, K, V and the output within the inner level, each rank's own s/c tokens; then the
+// ring across the outer level, whose K/V chunk (s·a/c tokens of kv_dim/a) has the bytes of the local one.
+void add_hierarchical_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
+  const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
+  collective_op(ops, "cp_inner_kv_all_to_all", Block::attention, CommGroup::cp_inner, CommOverlap::none,
+                CommBytes::activations, kv / 2, TpSplit::tp, two_all_to_alls, two_all_to_alls)
+      .comm.when = CommWhen::cp_a2a_p2p;
+  collective_op(ops, "cp_inner_qo_all_to_all", Block::attention, CommGroup::cp_inner, CommOverlap::none,
+                CommBytes::activations, qo / 2, TpSplit::tp, two_all_to_alls, two_all_to_alls)
+      .comm.when = CommWhen::cp_a2a_p2p;
+  Op& ring = collective_op(ops, "cp_outer_kv_exchange", Block::attention, CommGroup::cp_outer,
+                           CommOverlap::attention_core, CommBytes::activations, kv, TpSplit::tp,
+                           one(Collective::send_recv), CommCall{2.0f, Collective::send_recv});
+  ring.comm.per_peer = true;
+  ring.comm.when = CommWhen::cp_a2a_p2p;
+}
+
+}  // namespace
+
 void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
   const auto cp = CommGroup::cp;
   const CommCall twice{2.0f, Collective::send_recv};
@@ -65,6 +87,7 @@ void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
   grads.comm.when = CommWhen::cp_ring_all_gather;
   // One all-to-all per tensor: K and V, then Q and the output (dO and dQ in the backward).
   const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
+  add_hierarchical_cp_exchanges(ops, kv, qo);
   collective_op(ops, "cp_kv_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, kv / 2,
                 TpSplit::tp, two_all_to_alls, two_all_to_alls)
       .comm.when = CommWhen::cp_a2a;

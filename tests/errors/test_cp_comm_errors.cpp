@@ -52,5 +52,22 @@ TEST(CpCommErrors, UnknownExchangeIsNamed) {
   EXPECT_TRUE(fails_at(y.str(), "allgather}", 0, "parallel.cp_comm", {"all_gather"}));
 }
 
+TEST(CpCommErrors, HierarchicalNeedsItsAllToAllLevel) {
+  // a2a+p2p (Megatron-Core --hierarchical-context-parallel-sizes): cp_a2a ranks of all-to-all, at least 2
+  // and dividing cp; its heads rule is the all-to-all level's only, so tp 2 x cp 8 loads with cp_a2a 4
+  // (16 and 4 heads per TP rank) where plain a2a would not.
+  EXPECT_TRUE(fails_at(two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: a2a+p2p}").str(), "a2a+p2p}", 0, "parallel.cp_comm",
+                       {"needs parallel.cp_a2a", "dividing cp (8)"}));
+  EXPECT_TRUE(fails_at(two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: a2a+p2p, cp_a2a: 3}").str(), "3}", 0,
+                       "parallel.cp_a2a", {"here 3"}));
+  EXPECT_TRUE(fails_at(two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: a2a+p2p, cp_a2a: 8}").str(), "8}", 0,
+                       "parallel.cp_a2a", {"4 key/value heads per TP rank", "cp_a2a (8)"}));
+  const Yaml fits = two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: a2a+p2p, cp_a2a: 4}");
+  EXPECT_FALSE(load_error(fits.str()).thrown) << load_error(fits.str()).what;
+  // cp_a2a without the hierarchical exchange is named.
+  EXPECT_TRUE(fails_at(two_nodes("{tp: 2, pp: 1, cp: 8, cp_comm: p2p, cp_a2a: 4}").str(), "4}", 0, "parallel.cp_a2a",
+                       {"a2a+p2p"}));
+}
+
 }  // namespace
 }  // namespace tp

@@ -109,10 +109,12 @@ TEST(PlannerAndSimulator, AgreeOnEachContextParallelExchange) {
       "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 2}\n"
       "training: {sequence_length: 32768, global_batch: 8, micro_batch: 1}\n"
       "parallel: {tp: 2, pp: 2, cp: 4, recompute: selective}\n";
-  double planned[4] = {};
+  double planned[5] = {};
   int i = 0;
-  for (const char* exchange : {"p2p", "all_gather", "a2a", "ring_all_gather"}) {
-    const Scenario s = test::scenario(yaml, {std::string("parallel.cp_comm=") + exchange});
+  for (const char* exchange : {"p2p", "all_gather", "a2a", "ring_all_gather", "a2a+p2p"}) {
+    std::vector<std::string> sets{std::string("parallel.cp_comm=") + exchange};
+    if (i == 4) sets.push_back("parallel.cp_a2a=2");  // a2a+p2p: all-to-all in pairs, a ring of two pairs
+    const Scenario s = test::scenario(yaml, sets);
     const Plan p = make_plan(s, profile_for(s));
     const SimResult r = simulate_step(s, p, SimOptions{});
     EXPECT_NEAR(r.step_seconds.value / r.analytic_step_seconds.value, 1.0, 0.01) << exchange;

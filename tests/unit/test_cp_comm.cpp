@@ -119,6 +119,23 @@ TEST(CpComm, PyTorchsRotationHidesTheGatherBehindTheLocalBlock) {
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (forward + backward), 1e-12);
 }
 
+TEST(CpComm, HierarchicalAllToAllThenRing) {
+  // a2a+p2p with cp_a2a 4: all-to-alls over 4 ranks (3 x 5 us + 3/4 x S / 100 GB/s) of each rank's own
+  // 1,024 tokens, K and V 2,097,152 B and Q and the output 8,388,608 B; then a ring over the 2 groups:
+  // one pass of a K/V chunk of 4 x 1,024 tokens and 1/4 of the KV columns, as many bytes as the local
+  // chunk (4,194,304 B, 46.9 us), behind 1/2 of the attention; twice in the backward.
+  const Scenario s = test::scenario(kCp8, {"parallel.cp_comm=a2a+p2p", "parallel.cp_a2a=4"});
+  ASSERT_EQ(s.parallel.cp_inner(), 4);
+  ASSERT_EQ(s.parallel.cp_outer(), 2);
+  auto all_to_all = [](double bytes) { return 3 * kAlpha + 3.0 / 4.0 * bytes / kBeta; };
+  const double per_pass = 2 * all_to_all(1024.0 * 1024 * 2) + 2 * all_to_all(1024.0 * 4096 * 2);
+  const double a = attention_forward(s);
+  const double ring_f = std::max(0.0, kChunkSend - a / 2), ring_b = std::max(0.0, 2 * kChunkSend - 2 * a / 2);
+  EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (2 * per_pass + ring_f + ring_b), 1e-12);
+  // The all-to-alls cross 4 ranks instead of 8, and the ring one pass instead of 7: less exposed than a2a.
+  EXPECT_LT(step_of(s).exposed.cp.value, step_of(test::scenario(kCp8, {"parallel.cp_comm=a2a"})).exposed.cp.value);
+}
+
 TEST(CpComm, SelectiveRecomputeGathersAgain) {
   // Megatron's selective recompute reruns the core attention, which holds the exchange: one more exposed
   // all-gather per layer and micro-batch.
