@@ -212,6 +212,18 @@ void check_batch(const Scenario& s, Collector& c) {
   }
 }
 
+// The query and key/value heads one TP rank holds (KV heads are replicated above tp), and whether an
+// all-to-all over `ranks` can give each rank whole heads of both.
+struct TpRankHeads {
+  long long q = 0, kv = 0;
+  bool split_over(int ranks) const { return q % ranks == 0 && kv % ranks == 0; }
+};
+
+TpRankHeads tp_rank_heads(const Scenario& s) {
+  const long long tp = s.parallel.tp;
+  return {s.model.heads / tp, std::max(1LL, static_cast<long long>(s.model.kv_heads) / tp)};
+}
+
 // Hierarchical context parallelism (Megatron-Core --cp-comm-type a2a+p2p with
 // --hierarchical-context-parallel-sizes a cp/a): the all-to-all level gives each of its a ranks whole heads.
 void check_hierarchical_cp(const Scenario& s, Collector& c) {
@@ -227,11 +239,10 @@ void check_hierarchical_cp(const Scenario& s, Collector& c) {
               num(p.cp) + ")" + (p.cp_a2a > 0 ? ", here " + num(p.cp_a2a) : ""));
     return;
   }
-  const long long q_heads = s.model.heads / p.tp;
-  const long long kv_heads = std::max(1LL, static_cast<long long>(s.model.kv_heads) / p.tp);
-  if (q_heads % p.cp_a2a != 0 || kv_heads % p.cp_a2a != 0) {
+  const TpRankHeads heads = tp_rank_heads(s);
+  if (!heads.split_over(p.cp_a2a)) {
     c.add("parallel.cp_a2a", "model.kv_heads",
-          "the all-to-all level splits the heads: the " + num(q_heads) + " query and " + num(kv_heads) +
+          "the all-to-all level splits the heads: the " + num(heads.q) + " query and " + num(heads.kv) +
               " key/value heads per TP rank must be divisible by cp_a2a (" + num(p.cp_a2a) + ")");
   }
 }
@@ -249,14 +260,13 @@ void check_sequence_splits(const Scenario& s, Collector& c) {
   if (p.cp > 1 && cp_comm_of(p, t.framework) == CpComm::a2a) {
     // Ulysses gives each context-parallel rank whole heads: the query and the K/V heads of a TP rank
     // must split over cp (TE AttnFuncWithCPAndQKVOA2A asserts both).
-    const long long q_heads = s.model.heads / p.tp;
-    const long long kv_heads = std::max(1LL, static_cast<long long>(s.model.kv_heads) / p.tp);  // replicated above tp
-    if (q_heads % p.cp != 0 || kv_heads % p.cp != 0) {
+    const TpRankHeads heads = tp_rank_heads(s);
+    if (!heads.split_over(p.cp)) {
       const bool named = p.cp_comm.has_value();
       const std::string which = named ? "parallel.cp_comm" : "DeepSpeed-Ulysses, the deepspeed default";
       c.add("parallel.cp", named ? "parallel.cp_comm" : "training.framework",
-            "a2a context parallelism (" + which + ") splits the heads over cp: the " + num(q_heads) + " query and " +
-                num(kv_heads) + " key/value heads per TP rank must be divisible by cp (" + num(p.cp) +
+            "a2a context parallelism (" + which + ") splits the heads over cp: the " + num(heads.q) + " query and " +
+                num(heads.kv) + " key/value heads per TP rank must be divisible by cp (" + num(p.cp) +
                 "); set parallel.cp_comm: p2p, all_gather or ring_all_gather");
     }
   }

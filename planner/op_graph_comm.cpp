@@ -44,33 +44,33 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
 
 namespace {
 
-// a2a+p2p (TE AttnFuncWithCPAndQKVOA2A over cp_group[0], then AttnFuncWithCPAndKVP2P over cp_group[1]):
-// the all-to-alls of Q, K, V and the output within the inner level, each rank's own s/c tokens; then the
-// ring across the outer level, whose K/V chunk (s·a/c tokens of kv_dim/a) has the bytes of the local one.
-void add_hierarchical_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
-  const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
-  collective_op(ops, "cp_inner_kv_all_to_all", Block::attention, CommGroup::cp_inner, CommOverlap::none,
-                CommBytes::activations, kv / 2, TpSplit::tp, two_all_to_alls, two_all_to_alls)
-      .comm.when = CommWhen::cp_a2a_p2p;
-  collective_op(ops, "cp_inner_qo_all_to_all", Block::attention, CommGroup::cp_inner, CommOverlap::none,
-                CommBytes::activations, qo / 2, TpSplit::tp, two_all_to_alls, two_all_to_alls)
-      .comm.when = CommWhen::cp_a2a_p2p;
-  Op& ring = collective_op(ops, "cp_outer_kv_exchange", Block::attention, CommGroup::cp_outer,
-                           CommOverlap::attention_core, CommBytes::activations, kv, TpSplit::tp,
-                           one(Collective::send_recv), CommCall{2.0f, Collective::send_recv});
+// A ring of K/V chunk passes over `group` (TE AttnFuncWithCPAndKVP2P): group - 1 sends of the local chunk
+// forward, twice that backward (K/V and dK/dV), each behind one block of the attention.
+void add_kv_ring(std::vector<Op>& ops, const char* name, CommGroup group, CommWhen when, double kv) {
+  Op& ring = collective_op(ops, name, Block::attention, group, CommOverlap::attention_core, CommBytes::activations, kv,
+                           TpSplit::tp, one(Collective::send_recv), CommCall{2.0f, Collective::send_recv});
   ring.comm.per_peer = true;
-  ring.comm.when = CommWhen::cp_a2a_p2p;
+  ring.comm.when = when;
+}
+
+// Ulysses' all-to-alls over `group` (TE AttnFuncWithCPAndQKVOA2A), each of the rank's own s/c tokens: one per
+// tensor, K and V, then Q and the output (dO and dQ in the backward); none overlapped.
+void add_head_all_to_alls(std::vector<Op>& ops, const char* kv_name, const char* qo_name, CommGroup group,
+                          CommWhen when, double kv, double qo) {
+  const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
+  collective_op(ops, kv_name, Block::attention, group, CommOverlap::none, CommBytes::activations, kv / 2, TpSplit::tp,
+                two_all_to_alls, two_all_to_alls)
+      .comm.when = when;
+  collective_op(ops, qo_name, Block::attention, group, CommOverlap::none, CommBytes::activations, qo / 2, TpSplit::tp,
+                two_all_to_alls, two_all_to_alls)
+      .comm.when = when;
 }
 
 }  // namespace
 
 void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
   const auto cp = CommGroup::cp;
-  const CommCall twice{2.0f, Collective::send_recv};
-  Op& ring = collective_op(ops, "cp_kv_exchange", Block::attention, cp, CommOverlap::attention_core,
-                           CommBytes::activations, kv, TpSplit::tp, one(Collective::send_recv), twice);
-  ring.comm.per_peer = true;
-  ring.comm.when = CommWhen::cp_p2p;
+  add_kv_ring(ops, "cp_kv_exchange", cp, CommWhen::cp_p2p, kv);
   collective_op(ops, "cp_kv_all_gather", Block::attention, cp, CommOverlap::none, CommBytes::sequence, kv, TpSplit::tp,
                 one(Collective::all_gather), one(Collective::all_gather))
       .comm.when = CommWhen::cp_all_gather;
@@ -85,15 +85,12 @@ void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
                             CommBytes::activations, kv, TpSplit::tp, kNone, one(Collective::send_recv));
   grads.comm.per_peer = true;
   grads.comm.when = CommWhen::cp_ring_all_gather;
-  // One all-to-all per tensor: K and V, then Q and the output (dO and dQ in the backward).
-  const CommCall two_all_to_alls{2.0f, Collective::all_to_all};
-  add_hierarchical_cp_exchanges(ops, kv, qo);
-  collective_op(ops, "cp_kv_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, kv / 2,
-                TpSplit::tp, two_all_to_alls, two_all_to_alls)
-      .comm.when = CommWhen::cp_a2a;
-  collective_op(ops, "cp_qo_all_to_all", Block::attention, cp, CommOverlap::none, CommBytes::activations, qo / 2,
-                TpSplit::tp, two_all_to_alls, two_all_to_alls)
-      .comm.when = CommWhen::cp_a2a;
+  add_head_all_to_alls(ops, "cp_kv_all_to_all", "cp_qo_all_to_all", cp, CommWhen::cp_a2a, kv, qo);
+  // a2a+p2p (TE: the all-to-alls over cp_group[0], then the ring over cp_group[1]): the outer ring's K/V chunk,
+  // a·s/c tokens of kv_dim/a columns, has the bytes of the local one.
+  add_head_all_to_alls(ops, "cp_inner_kv_all_to_all", "cp_inner_qo_all_to_all", CommGroup::cp_inner,
+                       CommWhen::cp_a2a_p2p, kv, qo);
+  add_kv_ring(ops, "cp_outer_kv_exchange", CommGroup::cp_outer, CommWhen::cp_a2a_p2p, kv);
 }
 
 void add_ep_all_to_all(std::vector<Op>& ops, const char* name, double routed) {

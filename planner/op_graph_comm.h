@@ -30,7 +30,9 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
 //    before the attention and of its output after; in the backward of dO, then dQ, dK, dV; none overlapped;
 //  ring_all_gather (torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention with
 //    the default _AllGatherRotater): K and V all-gathered once per pass, hidden behind the local block's
-//    attention only; the backward passes dK/dV round the ring (_AllToAllRotater), c - 1 sends of the chunk.
+//    attention only; the backward passes dK/dV round the ring (_AllToAllRotater), c - 1 sends of the chunk;
+//  a2a+p2p (Megatron-Core --hierarchical-context-parallel-sizes a c/a): a2a's all-to-alls within the inner
+//    a ranks (CommGroup::cp_inner), then p2p's ring across the c/a groups (CommGroup::cp_outer).
 void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo);
 
 // Expert parallelism: the routed tokens (`routed` = top_k x s x h bytes) go to their experts (dispatch)
