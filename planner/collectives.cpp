@@ -196,9 +196,13 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
         return Seconds(ring(Collective::reduce_scatter, s, l.r, intra) + across +
                        ring(Collective::all_gather, s, l.r, intra));
       }
-      // all_gather: inter-node all-gather of the node's share (S / r in total), then intra-node all-gather
-      // of S. reduce_scatter is the same two steps in reverse order, at the same cost.
-      return Seconds(ring(c, shard, l.m, inter) + ring(c, s, l.r, intra));
+      // all_gather: the bytes cross the tiers in two phases, the node's share (S / r in total) among the
+      // m nodes, then S among the node's r GPUs; reduce_scatter the same in reverse, at the same cost.
+      // The latency is that of the one ring NCCL runs over all n ranks (no other algorithm for these
+      // across nodes before PAT, NCCL 2.23, src/graph/tuning.cc): n - 1 hops, m - 1 of them between nodes.
+      const double hops = (l.n - l.m) * intra.alpha + (l.m - 1) * inter.alpha;
+      return Seconds(hops + transfer(ring_bytes_sent(c, Bytes(shard), l.m).value, inter.beta) +
+                     transfer(ring_bytes_sent(c, Bytes(s), l.r).value, intra.beta));
     }
   }
   return Seconds(kInf);

@@ -106,8 +106,9 @@ bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g);
 // they cross (intra when the group is on one node; inter when each rank has its own node; otherwise the
 // slower bandwidth and the larger latency of the two). hierarchical runs an intra-node reduce-scatter, an
 // inter-node all-reduce (the faster of ring and tree) of bytes/ranks_per_node among `nodes` ranks, and an
-// intra-node all-gather. For all_gather it runs an inter-node all-gather of bytes/ranks_per_node and then
-// an intra-node all-gather of bytes; reduce_scatter runs the mirror image of all_gather.
+// intra-node all-gather. For all_gather it moves bytes/ranks_per_node among the nodes and then bytes within
+// each node (reduce_scatter the mirror image), with the latency of NCCL's one ring over all n ranks:
+// (n - nodes) intra-node hops and (nodes - 1) inter-node hops (docs/model.md §14).
 Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const GroupShape& g, const Topology& t);
 
 struct CollectiveCost {

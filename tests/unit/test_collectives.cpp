@@ -165,13 +165,28 @@ TEST(CollectiveChoice, HierarchicalBeatsFlatRingAcrossDgxNodes) {
   EXPECT_EQ(best.algorithm, CollectiveAlgorithm::hierarchical) << to_string(best.algorithm);
   EXPECT_NEAR(best.time.value, hier, 1e-12);
   EXPECT_LT(best.time.value, ring / 4);  // ~9.2 ms against ~44 ms
-  // The same for all_gather / reduce_scatter of a 1 GiB total array:
-  // flat 63*14us + (63/64) S/50e9; hierarchical 7*14us + (7/8)(S/8)/50e9 + 7*3.4us + (7/8) S/450e9.
-  const double ag_hier = 7 * 14e-6 + 7.0 / 8 * (s / 8) / 50e9 + 7 * 3.4e-6 + 7.0 / 8 * s / 450e9;
+  // The same for all_gather / reduce_scatter of a 1 GiB total array: flat 63*14us + (63/64) S/50e9;
+  // hierarchical, the bytes in two phases, (7/8)(S/8)/50e9 between the nodes and (7/8) S/450e9 inside them,
+  // and the latency of NCCL's one ring over the 64 ranks: 63 hops, 7 of them between nodes, 56 over NVLink.
+  const double ag_hier = 7 * 14e-6 + 56 * 3.4e-6 + 7.0 / 8 * (s / 8) / 50e9 + 7.0 / 8 * s / 450e9;
   for (Collective c : {Collective::all_gather, Collective::reduce_scatter}) {
     const CollectiveCost cost = collective_time(c, Bytes(s), g, t);
     EXPECT_EQ(cost.algorithm, CollectiveAlgorithm::hierarchical) << to_string(c);
     EXPECT_NEAR(cost.time.value, ag_hier, 1e-12) << to_string(c);
+  }
+}
+
+TEST(CollectiveChoice, AllGatherAcrossNodesPaysTheRingsHops) {
+  // NCCL runs all-gather and reduce-scatter across nodes as one ring over all n ranks (src/graph/tuning.cc),
+  // so a one-byte gather pays n - 1 hops: at 1,024 GPUs on 128 DGX H100 nodes, 127 network hops x 14 us and
+  // 896 NVLink hops x 3.4 us = 4.824 ms (the two phases alone: 127 x 14 + 7 x 3.4 us = 1.802 ms). The
+  // latency grows with the GPU count at a fixed per-node share: 16 nodes give 15 x 14 + 112 x 3.4 us.
+  const Topology t = dgx_h100();
+  for (Collective c : {Collective::all_gather, Collective::reduce_scatter}) {
+    const double big = collective_time(c, Bytes(1.0), group_shape(1024, 1, 8), t).time.value;
+    EXPECT_NEAR(big, 127 * 14e-6 + 896 * 3.4e-6, 1e-9) << to_string(c);
+    const double small = collective_time(c, Bytes(1.0), group_shape(128, 1, 8), t).time.value;
+    EXPECT_NEAR(small, 15 * 14e-6 + 112 * 3.4e-6, 1e-9) << to_string(c);
   }
 }
 
