@@ -202,9 +202,11 @@ void check_batch(const Scenario& s, Collector& c) {
   const TrainingSpec& t = s.training;
   const long long per_step = static_cast<long long>(t.micro_batch) * p.dp;
   if (t.global_batch % per_step != 0) {
+    // An automatic dp comes from the cluster's size: say so, since the user may only have changed the nodes.
+    const std::string derived = p.dp_auto ? " (dp: auto, the cluster's " + num(s.gpus()) + " GPUs / (tp × pp × cp))" : "";
     c.add("training.global_batch", "training.micro_batch",
           "global_batch (" + num(t.global_batch) + ") must be divisible by micro_batch × dp = " + num(t.micro_batch) +
-              " × " + num(p.dp) + " = " + num(per_step));
+              " × " + num(p.dp) + " = " + num(per_step) + derived);
   } else if (p.schedule == Schedule::interleaved && p.pp > 1 && (t.global_batch / per_step) % p.pp != 0) {
     c.add("parallel.schedule", "training.global_batch",
           "interleaved needs the micro-batches per replica (" + num(t.global_batch / per_step) +

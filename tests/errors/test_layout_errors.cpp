@@ -13,6 +13,7 @@
 namespace tp {
 namespace {
 
+using errtest::Failure;
 using errtest::fails_at;
 using errtest::fails_with;
 using errtest::load_error;
@@ -69,7 +70,19 @@ TEST(LayoutErrors, GlobalBatchNotDivisibleByMicroBatchTimesDp) {
   Yaml y;
   y.training = "{sequence_length: 4096, global_batch: 65, micro_batch: 1}";
   EXPECT_TRUE(fails_at(y.str(), "global_batch: 65", 14, "training.global_batch",
-                       {"training.micro_batch", "micro_batch × dp = 1 × 2 = 2"}));
+                       {"training.micro_batch", "micro_batch × dp = 1 × 2 = 2",
+                        "(dp: auto, the cluster's 8 GPUs / (tp × pp × cp))"}));
+}
+
+// An explicit dp is the user's own number: the message does not explain where it came from.
+TEST(LayoutErrors, GlobalBatchAgainstAnExplicitDpSaysNothingOfAuto) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 65, micro_batch: 1}";
+  y.parallel = "{tp: 2, pp: 2, dp: 2}";
+  const Failure failure = load_error(y.str());
+  ASSERT_TRUE(failure.thrown);
+  EXPECT_THAT(failure.what, HasSubstr("micro_batch × dp = 1 × 2 = 2"));
+  EXPECT_THAT(failure.what, ::testing::Not(HasSubstr("dp: auto")));
 }
 
 TEST(LayoutErrors, MicroBatchTooLargeForTheBatch) {
