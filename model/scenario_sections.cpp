@@ -371,6 +371,8 @@ MemorySettings read_memory(MapReader& r, Framework framework) {
       read_zero3_setting(r, "zero3_max_reuse_distance", "stage3_max_reuse_distance", framework, 0.0);
   m.zero3_persistence_threshold =
       read_zero3_setting(r, "zero3_persistence_threshold", "stage3_param_persistence_threshold", framework, 0.0);
+  // At least one element: a bucket of 0 would stand for one reduce-scatter per unit in the planner.
+  m.zero3_reduce_bucket = read_zero3_setting(r, "zero3_reduce_bucket", "reduce_bucket_size", framework, 1.0);
   return m;
 }
 

@@ -362,6 +362,7 @@ struct MemorySettings {
   std::optional<double> zero3_max_live_parameters;    // stage3_max_live_parameters
   std::optional<double> zero3_max_reuse_distance;     // stage3_max_reuse_distance
   std::optional<double> zero3_persistence_threshold;  // stage3_param_persistence_threshold
+  std::optional<double> zero3_reduce_bucket;          // reduce_bucket_size (zero_optimization)
 };
 
 struct Scenario {

@@ -79,13 +79,16 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const FrameworkRules& fw = framework_rules(s.training.framework);
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
   double dp_exposed = 0;
-  // ZeRO-3 gathers and reduce-scatters one unit at a time: a collective per unit of every layer.
-  const double units =
-      p.zero >= 3 ? p.layers_per_stage[static_cast<size_t>(stage_index)] * zero3_units.units_per_layer() : 1.0;
+  // ZeRO-3 gathers one unit at a time, a collective per unit of every layer, and reduce-scatters per unit
+  // or, in DeepSpeed, per gradient bucket (planner/zero3_modules.h).
+  const double stage_layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
+  const double units = p.zero >= 3 ? stage_layers * zero3_units.units_per_layer() : 1.0;
+  const double reduce_calls = p.zero >= 3 ? std::max(1.0, stage_layers * zero3_units.reduce_calls_per_layer()) : 1.0;
   const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
   const double reduce = hybrid_reduce_seconds(
-      fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, units),
-      replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, units) : 0.0, units);
+      fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, reduce_calls),
+      replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, reduce_calls) : 0.0,
+      reduce_calls);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;

@@ -72,6 +72,7 @@ const FrameworkRules kRules[] = {
      .recompute_regathers = true,
      .host_gradient_copy_blocks = true,
      .zero3_persistence_threshold = 1e5,
+     .zero3_reduce_bucket = 5e8,
      .tied_embedding_grad_sync = true,
      .overlaps_zero12_collectives = false},
     {.framework = Framework::fsdp,
@@ -285,6 +286,7 @@ Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& 
   z.live_parameters = m.zero3_max_live_parameters.value_or(fw.zero3_live_parameters);
   z.reuse_distance = m.zero3_max_reuse_distance.value_or(fw.zero3_reuse_distance);
   z.persistence_threshold = m.zero3_persistence_threshold.value_or(fw.zero3_persistence_threshold);
+  z.reduce_bucket = m.zero3_reduce_bucket.value_or(fw.zero3_reduce_bucket);
   z.recompute_regathers = fw.recompute_regathers;
   if (fw.framework == Framework::fsdp) z.backward_prefetch = m.fsdp_backward_prefetch;
   // FSDP units of one submodule each: gathered module by module like DeepSpeed, but with no live limit

@@ -90,6 +90,14 @@ struct FrameworkRules {
   // partition_parameters.py sets ds_persist). 0 where every parameter of a unit is sharded (FSDP2's
   // fully_shard, Megatron's distributed optimizer). planner/zero3_modules.h.
   double zero3_persistence_threshold = 0;
+  // ZeRO-3 reduce-scatters the gradients in buckets of up to this many elements, filled in the order the
+  // backward produces them: before a gradient joins, a bucket that is not empty and would exceed the size
+  // with it is reduce-scattered (DeepSpeed stage3.py reduce_independent_p_g_buckets_and_remove_grads,
+  // `elements_in_ipg_bucket + param.ds_numel > reduce_bucket_size`, v0.6.2 to today; reduce_bucket_size
+  // default 5e8, runtime/zero/config.py). A weight larger than the bucket is a reduce-scatter of its own,
+  // and so is each run of small tensors (biases, norms) between two such weights. 0: one reduce-scatter
+  // per unit (FSDP's flat gradient per unit, torch/distributed/fsdp).
+  double zero3_reduce_bucket = 0;
   // With pipeline parallelism a tied word embedding lives on the first stage (input embedding) and on the
   // last (output layer); after the backward its gradient is all-reduced between the two stages, on the
   // critical path before the optimizer. Megatron-Core: finalize_model_grads -> _allreduce_word_embedding_grads
@@ -204,6 +212,7 @@ struct Zero3Settings {
   double live_parameters = 0;       // FrameworkRules::zero3_live_parameters
   double reuse_distance = 0;        // FrameworkRules::zero3_reuse_distance
   double persistence_threshold = 0; // FrameworkRules::zero3_persistence_threshold
+  double reduce_bucket = 0;         // FrameworkRules::zero3_reduce_bucket
   bool recompute_regathers = false;  // FrameworkRules::recompute_regathers (or FSDP submodule units)
   // When a backward gather is issued (FSDP's `memory.fsdp_backward_prefetch`; DeepSpeed prefetches
   // within its live-parameter limit: pre).

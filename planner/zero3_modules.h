@@ -48,14 +48,23 @@ struct Zero3Modules {
 
 Zero3Modules zero3_modules(const std::vector<Op>& layer, int tp, int ep, double persistence_threshold);
 
+// Reduce-scatters per layer when the gradients go in DeepSpeed's buckets of `bucket` elements
+// (FrameworkRules::zero3_reduce_bucket), in the steady state of a backward over many layers: every tensor of
+// the layer, gathered or persistent, in backward order (vectors before the matrices of the same op). A
+// fraction when a bucket spans layers.
+double zero3_reduce_calls_per_layer(const std::vector<Op>& layer, int tp, int ep, double bucket);
+
 // One layer's ZeRO-3 gathering as the scenario's framework does it: the settings (the scenario's
 // memory.zero3_* / fsdp_* or the framework's defaults) and the modules they gather. Built once per
 // evaluation and read by the memory estimate, the step time (gathers, FSDP's copies) and the simulator.
 struct Zero3Layer {
   Zero3Settings settings;
   Zero3Modules modules;
-  // Units gathered (and reduce-scattered, and copied) one at a time per layer: the whole layer, or each module.
+  double reduce_calls = 0;  // zero3_reduce_calls_per_layer, where the framework fills buckets (else 0)
+  // Units gathered (and copied) one at a time per layer: the whole layer, or each module.
   double units_per_layer() const { return settings.whole_layers ? 1.0 : static_cast<double>(modules.count); }
+  // Reduce-scatters per layer: DeepSpeed's buckets, or one per unit.
+  double reduce_calls_per_layer() const { return settings.reduce_bucket > 0 ? reduce_calls : units_per_layer(); }
 };
 Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, int ep);
 

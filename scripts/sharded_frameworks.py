@@ -317,11 +317,12 @@ def recipe_memory_of(run):
     if family(run) != "deepspeed-azure":
         return None, []
     # Megatron-DeepSpeed examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (the sized recipe the
-    # other models run with; commit 233df917, 2022-08) all write a ds_config with stage3_max_live_parameters 3e9
-    # and stage3_max_reuse_distance 3e9; their stage3_prefetch_bucket_size 5e7 and persistence threshold 1e5
-    # (misspelt stage3_param_persitence_threshold in run-175b.sh / run-1t.sh) are DeepSpeed's defaults: left out.
-    return ({"zero3_max_live_parameters": "3e9", "zero3_max_reuse_distance": "3e9"},
+    # other models run with; commit 233df917, 2022-08) all write a ds_config with stage3_max_live_parameters 3e9,
+    # stage3_max_reuse_distance 3e9 and reduce_bucket_size 9e7; their stage3_prefetch_bucket_size 5e7 and
+    # persistence threshold 1e5 (misspelt stage3_param_persitence_threshold in run-175b.sh / run-1t.sh) are
+    # DeepSpeed's defaults: left out.
+    return ({"zero3_max_live_parameters": "3e9", "zero3_max_reuse_distance": "3e9", "zero3_reduce_bucket": "9e7"},
             ["ZeRO-3 settings: examples/azure/run-175b.sh, run-1t.sh and run-benchmark-model.sh (Megatron-DeepSpeed "
              "233df917) set "
-             "stage3_max_live_parameters 3e9 and stage3_max_reuse_distance 3e9 (prefetch bucket 5e7 and "
-             "persistence threshold 1e5: DeepSpeed's defaults)"])
+             "stage3_max_live_parameters 3e9, stage3_max_reuse_distance 3e9 and reduce_bucket_size 9e7 (prefetch "
+             "bucket 5e7 and persistence threshold 1e5: DeepSpeed's defaults)"])

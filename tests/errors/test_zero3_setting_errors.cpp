@@ -1,5 +1,6 @@
-// memory.zero3_prefetch_bucket, zero3_max_live_parameters, zero3_max_reuse_distance, zero3_persistence_threshold
-// (docs/scenario-reference.md §memory): DeepSpeed's ds_config stage3_* settings, parameter counts. Only
+// memory.zero3_prefetch_bucket, zero3_max_live_parameters, zero3_max_reuse_distance, zero3_persistence_threshold,
+// zero3_reduce_bucket (docs/scenario-reference.md §memory): DeepSpeed's ds_config stage3_* settings and its
+// reduce_bucket_size, parameter counts. Only
 // framework: deepspeed has them (an error naming the framework otherwise); counts take the project's count
 // syntax ("3e9", "3 G"); out of range values are InputErrors at the key. memory.fsdp_unit (layer |
 // submodule) is FSDP's: other frameworks are refused by name, an unknown value at the key.
@@ -24,11 +25,12 @@ TEST(Zero3SettingErrors, CountsParseInEitherSyntax) {
   const Scenario s = test::scenario(
       "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 1}\ntraining: " + kDeepSpeed +
       "\nparallel: {zero: 3}\nmemory: {zero3_prefetch_bucket: 5e8, zero3_max_live_parameters: 3 G, "
-      "zero3_max_reuse_distance: 3e9, zero3_persistence_threshold: 0}\n");
+      "zero3_max_reuse_distance: 3e9, zero3_persistence_threshold: 0, zero3_reduce_bucket: 90 M}\n");
   EXPECT_DOUBLE_EQ(s.memory.zero3_prefetch_bucket.value_or(-1), 5e8);
   EXPECT_DOUBLE_EQ(s.memory.zero3_max_live_parameters.value_or(-1), 3e9);
   EXPECT_DOUBLE_EQ(s.memory.zero3_max_reuse_distance.value_or(-1), 3e9);
   EXPECT_DOUBLE_EQ(s.memory.zero3_persistence_threshold.value_or(-1), 0.0);
+  EXPECT_DOUBLE_EQ(s.memory.zero3_reduce_bucket.value_or(-1), 9e7);
 }
 
 TEST(Zero3SettingErrors, AbsentKeysStayUnset) {
@@ -38,6 +40,7 @@ TEST(Zero3SettingErrors, AbsentKeysStayUnset) {
   EXPECT_FALSE(s.memory.zero3_max_live_parameters.has_value());
   EXPECT_FALSE(s.memory.zero3_max_reuse_distance.has_value());
   EXPECT_FALSE(s.memory.zero3_persistence_threshold.has_value());
+  EXPECT_FALSE(s.memory.zero3_reduce_bucket.has_value());
 }
 
 TEST(Zero3SettingErrors, OtherFrameworksAreRefusedByName) {
@@ -47,6 +50,10 @@ TEST(Zero3SettingErrors, OtherFrameworksAreRefusedByName) {
     y.extra = "memory: {zero3_max_live_parameters: 3e9}\n";
     EXPECT_TRUE(fails_at(y.str(), "3e9", 0, "memory.zero3_max_live_parameters",
                          {"stage3_max_live_parameters", std::string("framework ") + fw}))
+        << fw;
+    y.extra = "memory: {zero3_reduce_bucket: 9e7}\n";
+    EXPECT_TRUE(fails_at(y.str(), "9e7", 0, "memory.zero3_reduce_bucket",
+                         {"reduce_bucket_size", std::string("framework ") + fw}))
         << fw;
   }
 }
@@ -58,7 +65,8 @@ TEST(Zero3SettingErrors, OutOfRangeValuesAreRefusedAtTheKey) {
   } cases[] = {{"memory: {zero3_prefetch_bucket: 0}\n", "memory.zero3_prefetch_bucket"},
                {"memory: {zero3_max_live_parameters: -1}\n", "memory.zero3_max_live_parameters"},
                {"memory: {zero3_max_reuse_distance: 1e30}\n", "memory.zero3_max_reuse_distance"},
-               {"memory: {zero3_persistence_threshold: many}\n", "memory.zero3_persistence_threshold"}};
+               {"memory: {zero3_persistence_threshold: many}\n", "memory.zero3_persistence_threshold"},
+               {"memory: {zero3_reduce_bucket: 0}\n", "memory.zero3_reduce_bucket"}};
   for (const Case& c : cases) {
     Yaml y;
     y.training = kDeepSpeed;
