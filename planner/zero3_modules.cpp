@@ -59,7 +59,7 @@ struct GradientBucket {
     if (g.numel <= 0 || g.count <= 0) return;
     added += g.numel * g.count;
     if (g.numel >= size) {  // each tensor of the group is reduce-scattered on its own
-      calls += (fill > 0 ? 1.0 : 0.0) + (g.count - 1.0);
+      calls += (fill > 0 ? 1.0 : 0.0) + std::max(0.0, g.count - 1.0);
       fill = g.numel;
       return;
     }
@@ -101,15 +101,15 @@ Zero3Modules zero3_modules(const std::vector<Op>& layer, int tp, int ep, double 
 }
 
 double zero3_reduce_calls_per_layer(const std::vector<Op>& layer, int tp, int ep, double bucket) {
+  std::vector<TensorGroup> backward_order;  // the layer's tensors as the backward produces their gradients
+  for (auto op = layer.rbegin(); op != layer.rend(); ++op) {
+    if (op->kind == OpKind::collective) continue;
+    const OpTensors t = op_tensors(*op, tp, ep);
+    backward_order.insert(backward_order.end(), {t.split_vectors, t.replicated_vectors, t.matrices});
+  }
   GradientBucket b{bucket};
   auto backward_pass = [&] {
-    for (auto op = layer.rbegin(); op != layer.rend(); ++op) {  // the backward's order
-      if (op->kind == OpKind::collective) continue;
-      const OpTensors t = op_tensors(*op, tp, ep);
-      b.add(t.split_vectors);
-      b.add(t.replicated_vectors);
-      b.add(t.matrices);
-    }
+    for (const TensorGroup& g : backward_order) b.add(g);
   };
   // Layers repeat: the first pass fills the bucket from empty, the next ones count the steady state, over
   // enough layers for a bucket that spans several of them to fill twice.
