@@ -83,7 +83,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // or, in DeepSpeed, per gradient bucket (planner/zero3_modules.h).
   const double stage_layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
   const double units = p.zero >= 3 ? stage_layers * zero3_units.units_per_layer() : 1.0;
-  const double reduce_calls = p.zero >= 3 ? std::max(1.0, stage_layers * zero3_units.reduce_calls_per_layer()) : 1.0;
+  const double reduce_calls =
+      p.zero >= 3 ? std::max(1.0, stage_layers * zero3_reduce_calls(zero3_units, g.layer, p.tp, p.ep)) : 1.0;
   const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
   const double reduce = hybrid_reduce_seconds(
       fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, reduce_calls),

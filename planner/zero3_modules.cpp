@@ -126,8 +126,12 @@ Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, 
   Zero3Layer z;
   z.settings = zero3_settings_of(framework_rules(s.training.framework), s.memory);
   z.modules = zero3_modules(layer, tp, ep, z.settings.persistence_threshold);
-  if (z.settings.reduce_bucket > 0) z.reduce_calls = zero3_reduce_calls_per_layer(layer, tp, ep, z.settings.reduce_bucket);
   return z;
+}
+
+double zero3_reduce_calls(const Zero3Layer& z, const std::vector<Op>& layer, int tp, int ep) {
+  if (z.settings.reduce_bucket > 0) return zero3_reduce_calls_per_layer(layer, tp, ep, z.settings.reduce_bucket);
+  return z.units_per_layer();
 }
 
 }  // namespace tp

@@ -60,12 +60,12 @@ double zero3_reduce_calls_per_layer(const std::vector<Op>& layer, int tp, int ep
 struct Zero3Layer {
   Zero3Settings settings;
   Zero3Modules modules;
-  double reduce_calls = 0;  // zero3_reduce_calls_per_layer, where the framework fills buckets (else 0)
   // Units gathered (and copied) one at a time per layer: the whole layer, or each module.
   double units_per_layer() const { return settings.whole_layers ? 1.0 : static_cast<double>(modules.count); }
-  // Reduce-scatters per layer: DeepSpeed's buckets, or one per unit.
-  double reduce_calls_per_layer() const { return settings.reduce_bucket > 0 ? reduce_calls : units_per_layer(); }
 };
 Zero3Layer zero3_layer(const Scenario& s, const std::vector<Op>& layer, int tp, int ep);
+// Reduce-scatters per layer of `z`: DeepSpeed's buckets (zero3_reduce_calls_per_layer), or one per unit.
+// Only the step time reads it, so it is not part of the Zero3Layer the memory estimate builds too.
+double zero3_reduce_calls(const Zero3Layer& z, const std::vector<Op>& layer, int tp, int ep);
 
 }  // namespace tp
