@@ -79,12 +79,13 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const FrameworkRules& fw = framework_rules(s.training.framework);
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
   double dp_exposed = 0;
-  // ZeRO-3 gathers one unit at a time, a collective per unit of every layer, and reduce-scatters per unit
-  // or, in DeepSpeed, per gradient bucket (planner/zero3_modules.h).
+  // ZeRO-3 (and FSDP's SHARD_GRAD_OP) gathers one unit at a time, a collective per unit of every layer, and
+  // reduce-scatters per unit or, in DeepSpeed, per gradient bucket (planner/zero3_modules.h).
+  const bool per_unit = gathers_per_unit(fw, p);
   const double stage_layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
-  const double units = p.zero >= 3 ? stage_layers * zero3_units.units_per_layer() : 1.0;
+  const double units = per_unit ? stage_layers * zero3_units.units_per_layer() : 1.0;
   const double reduce_calls =
-      p.zero >= 3 ? std::max(1.0, stage_layers * zero3_reduce_calls(zero3_units, g.layer, p.tp, p.ep)) : 1.0;
+      per_unit ? std::max(1.0, stage_layers * zero3_reduce_calls(zero3_units, g.layer, p.tp, p.ep)) : 1.0;
   const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
   const double reduce = hybrid_reduce_seconds(
       fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, reduce_calls),
@@ -106,19 +107,20 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
   const double gather = gather_entry != nullptr ? comm_seconds_in_calls(*gather_entry, CommPass::forward, l, params, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
-  if (p.zero >= 1 && p.zero < 3) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
-  if (p.zero < 3) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
-  if (p.zero == 3) {
+  if (p.zero >= 1 && !per_unit) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
+  if (!per_unit) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
+  if (per_unit) {
     // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
-    // and again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered.
-    // Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the
-    // last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
+    // and, at ZeRO-3, again for backward (the graph's zero3 gather entry), and the gradients are
+    // reduce-scattered. Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the
+    // first gather, the last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
     const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
     Zero3Inputs z;
     z.micro_batches = m;
     z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = every_micro_batch;
+    z.gathers_in_backward = p.zero >= 3;
     z.reduce = reduce_passes * reduce;
     z.forward = worst_f;
     z.backward = worst_b;

@@ -130,6 +130,15 @@ struct FrameworkRules {
   // on the bucket's own communication stream right after its reduce-scatter (param_and_grad_buffer.py
   // start_grad_sync): false, in series.
   bool replica_all_reduce_own_stream = false;
+  // At ZeRO-2 the parameters are still gathered unit by unit in every forward, kept through the backward,
+  // and each unit's gradients reduce-scattered after its backward: FSDP's SHARD_GRAD_OP (FSDP1
+  // ShardingStrategy.SHARD_GRAD_OP, no reshard after the forward, torch/distributed/fsdp/api.py; FSDP2
+  // fully_shard(reshard_after_forward=False)). A backward that syncs the gradients frees them (FSDP1
+  // _runtime_utils.py _should_free_in_backward: `state._sync_gradients or` a reshard-after-forward strategy;
+  // FSDP2's post_backward reshard), so each such micro-batch's forward gathers them again. false: one
+  // gather of the updated parameters after the optimizer (Megatron's distributed optimizer, DeepSpeed's
+  // stage_1_and_2.py all_gather_dp_groups).
+  bool zero2_gathers_per_unit = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -145,6 +154,12 @@ inline bool host_gradient_copy_holds_backward(const FrameworkRules& fw, const Pa
 // memory in stage_memory.cpp, the copies in optimizer_time.cpp; docs/model.md §9, "DDP's buckets").
 inline bool runs_ddp(const Scenario& s) {
   return s.training.framework == Framework::pytorch && s.parallel.dp * s.parallel.cp > 1;
+}
+
+// Whether the data-parallel collectives go unit by unit with the layers (ZeRO-3, FSDP's SHARD_GRAD_OP:
+// zero2_gathers_per_unit) rather than once per step in buckets. Only ZeRO-3 gathers them again for the backward.
+inline bool gathers_per_unit(const FrameworkRules& fw, const ParallelSpec& p) {
+  return p.zero >= 3 || (p.zero == 2 && fw.zero2_gathers_per_unit);
 }
 
 // parallel.overlap.grad_reduce where the scenario sets it, else the framework's default: overlapped, but at

@@ -15,7 +15,8 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   // instead ... since the world size is 1"); FSDP2 gathers and reduces through its buffers whatever the
   // world size (measured at world size 1: h100-framework-steps.json, chunk_cat and split copies).
   const bool fsdp1 = s.memory.fsdp_version == FsdpVersion::fsdp1;
-  if (t.framework != Framework::fsdp || p.zero < 3 || sharding_ranks < (fsdp1 ? 2 : 1)) return {};
+  const FrameworkRules& fw = framework_rules(t.framework);
+  if (t.framework != Framework::fsdp || !gathers_per_unit(fw, p) || sharding_ranks < (fsdp1 ? 2 : 1)) return {};
   const Zero3Settings& z = zero3.settings;
   const Zero3Modules& modules = zero3.modules;
   const double units = zero3.units_per_layer();
@@ -27,11 +28,12 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
     return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, units).value;
   };
   if (fsdp1) return {0.0, seconds(copy)};
-  const double backward_gathers = zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
+  // SHARD_GRAD_OP (zero 2) keeps the forward's gathered units for the backward: no copy-out there.
+  const double backward_gathers = p.zero < 3 ? 0.0 : zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
   // The copy-in runs in each reducing backward: every micro-batch's, or the last one's only (a share of 1/m
   // per micro-batch) when the loop turns the sync off for the others (training.gradient_sync).
   const double reduce_copy_in = modules.gathered * (e + element_bytes(t.grad_precision));
-  const double reducing_share = reduces_every_micro_batch(framework_rules(t.framework), t, p)
+  const double reducing_share = reduces_every_micro_batch(fw, t, p)
                                     ? 1.0
                                     : 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.micro_batches()));
   return {seconds(copy), backward_gathers * seconds(copy) + reducing_share * seconds(reduce_copy_in)};

@@ -17,8 +17,9 @@
 //   the reduce dtype and its padding run on the post-backward stream (_runtime_utils.py _post_backward_hook)
 //   and are not counted.
 // Each unit's copy is one kernel, timed at the flat elementwise class (residual_add) like the optimizer's
-// unfused passes. Only framework fsdp with ZeRO-3 has them: FSDP2 on any number of ranks, FSDP1 on more
-// than one (on one it runs NO_SHARD).
+// unfused passes. Only framework fsdp with ZeRO-3 or SHARD_GRAD_OP (zero 2, whose backward gathers nothing
+// and so copies nothing out) has them: FSDP2 on any number of ranks, FSDP1 on more than one (on one it runs
+// NO_SHARD).
 #pragma once
 
 #include "hardware_profile.h"

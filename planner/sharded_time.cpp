@@ -159,6 +159,7 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const PassExposure f = gather_pass_exposure(mods, pass);
   pass.pass = GatherPass::backward;
   pass.layer_compute = in.backward / layers;
+
   GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
   recompute.backward_prefetch = in.backward_prefetch;
   recompute.whole_layers = in.whole_layers;
@@ -170,12 +171,15 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
     recompute.layer_backward = pass.layer_compute;
     recompute.reuse_limit = in.reuse_limit;
   }
-  // Passes of a micro-batch whose backward reduce-scatters (all, or the last one) and of the others.
-  const Zero3Passes quiet{f, in.recompute_pass ? gather_pass_exposure(mods, recompute) : PassExposure{},
-                          gather_pass_exposure(mods, pass)};
+  // Passes of a micro-batch whose backward reduce-scatters (all, or the last one) and of the others. A
+  // backward that gathers nothing (SHARD_GRAD_OP) adds nothing here: its reduce-scatters queue on the
+  // stream behind no gather and hide behind the whole backward (the window below).
+  const auto exposure = [&](const GatherPassInputs& p, bool gathers) {
+    return gathers && in.gathers_in_backward ? gather_pass_exposure(mods, p) : PassExposure{};
+  };
+  const Zero3Passes quiet{f, exposure(recompute, in.recompute_pass), exposure(pass, true)};
   pass.layer_reduce = recompute.layer_reduce = layer_reduce;
-  const Zero3Passes reducing{f, in.recompute_pass ? gather_pass_exposure(mods, recompute) : PassExposure{},
-                             gather_pass_exposure(mods, pass)};
+  const Zero3Passes reducing{f, exposure(recompute, in.recompute_pass), exposure(pass, true)};
   const PassExposure& rc = reducing.recompute;
   const PassExposure& b = reducing.backward;
   const double quiet_passes = std::max(0.0, m - reducing_passes);
@@ -199,7 +203,15 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
   const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);
-  return {waited + std::max(first_gather + excess + last_reduce, hidden - window), traffic};
+  // A backward that gathers nothing has its reduce-scatters alone on the stream, the first issued when its
+  // first piece (the last unit in forward order) ends: what they take beyond the rest of that backward is
+  // left when it ends (the last unit's at least, after the last backward), and an earlier backward's
+  // delays the next forward's gathers on the same stream; both after the forward's excess.
+  const double first_piece = in.backward / layers * (in.whole_layers ? 1.0 : mods.back().compute_share);
+  const double overflow = in.gathers_in_backward || !in.overlap_reduce
+                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - (in.backward - first_piece));
+  const double tail = std::max(last_reduce, overflow) + (reducing_passes - 1.0) * overflow;
+  return {waited + std::max(first_gather + excess + tail, hidden - window), traffic};
 }
 
 }  // namespace tp

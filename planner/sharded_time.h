@@ -92,6 +92,9 @@ struct Zero3Inputs {
   // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as
   // well"). `reduce` is then m times the one-backward reduce-scatter.
   bool reduce_every_micro_batch = false;
+  // false: the forward's gathered units are kept through the backward, which gathers nothing (FSDP's
+  // SHARD_GRAD_OP, FrameworkRules::zero2_gathers_per_unit); its reduce-scatters alone hide behind it.
+  bool gathers_in_backward = true;
 };
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;

@@ -243,9 +243,10 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
   const CommLayout cl = comm_layout(s, hw);
 
-  // ZeRO-3's units of one layer, for its gathers and FSDP's copies (planner/zero3_modules.h); empty otherwise.
+  // ZeRO-3's (and SHARD_GRAD_OP's) units of one layer, for its gathers and FSDP's copies
+  // (planner/zero3_modules.h); empty otherwise.
   Zero3Layer zero3;
-  if (p.zero >= 3) zero3 = zero3_layer(s, g.layer, p.tp, p.ep);
+  if (gathers_per_unit(framework_rules(s.training.framework), p)) zero3 = zero3_layer(s, g.layer, p.tp, p.ep);
 
   const LayerWork w = layer_work(s, g, c, cl, hw, zero3);
   const SlowestStage x = stage_loop(p, w, r);

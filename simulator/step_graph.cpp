@@ -44,7 +44,7 @@ class Builder {
  public:
   Builder(const StepInputs& in, StepGraph& out)
       : in_(in), out_(out), p_(in.stages), v_(in.chunks), m_(in.micro_batches), split_(splits_backward(in.schedule)),
-        per_layer_(in.zero >= 3) {
+        per_layer_(in.per_unit) {
     out_.stages = p_;
     out_.chunks = v_;
     out_.micro_batches = m_;
@@ -312,7 +312,7 @@ class Builder {
     // gradients are reduced, before the optimizer.
     add_after_reduce(TaskKind::overlap_slowdown, s, stream, si.overlap_contention.value, buckets);
     const int optimizer = add_after_reduce(TaskKind::optimizer, s, stream, si.optimizer.value, buckets);
-    if (in_.zero >= 1 && in_.zero <= 2 && si.dp_gather.value > 0) add_zero12_gathers(s, o, buckets, optimizer);
+    if (!per_layer_ && in_.zero >= 1 && in_.zero <= 2 && si.dp_gather.value > 0) add_zero12_gathers(s, o, buckets, optimizer);
     StageEnd& end = ends_[static_cast<std::size_t>(s)];
     if (sp_sync >= 0) {
       end.grads_ready = {sp_sync};

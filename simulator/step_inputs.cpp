@@ -22,6 +22,7 @@ Zero3Rules zero3_rules(const Scenario& s) {
   z.recompute_regathers = zero3_recompute_pass(zero3, s.parallel.recompute.mode);
   z.backward_prefetch = zero3.backward_prefetch;
   z.reduce_holds_backward = host_gradient_copy_holds_backward(fw, s.parallel);
+  z.gathers_in_backward = s.parallel.zero >= 3;
   if (zero3.whole_layers) return z;
   const std::span<const Zero3Module> mods = layer.modules.view();
   for (std::size_t k = 0; k < mods.size(); ++k) {
@@ -59,8 +60,9 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
   in.overlap_grad_reduce = grad_reduce_overlapped(fw, par);
   in.overlap_param_gather = param_gather_overlapped(fw, par);
-  in.reduce_every_micro_batch = par.zero < 3 && reduces_every_micro_batch(fw, s.training, par);
-  if (par.zero >= 3) in.zero3 = zero3_rules(s);
+  in.per_unit = gathers_per_unit(fw, par);
+  in.reduce_every_micro_batch = !in.per_unit && reduces_every_micro_batch(fw, s.training, par);
+  if (in.per_unit) in.zero3 = zero3_rules(s);
 
   const auto& mem = p.estimate.stages;
   const bool have_memory = mem.size() == t.stages.size();

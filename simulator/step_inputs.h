@@ -39,6 +39,9 @@ struct Zero3Rules {
   // The piece after a reduce-scatter waits for it: the host blocks on the gradient's copy
   // (planner/framework_rules.h, host_gradient_copy_holds_backward).
   bool reduce_holds_backward = false;
+  // false: the forward's gathered units are kept for the backward, which gathers nothing (FSDP's
+  // SHARD_GRAD_OP, zero 2: planner/framework_rules.h, zero2_gathers_per_unit).
+  bool gathers_in_backward = true;
 };
 
 // The units of one layer: z.units, or the whole layer as one unit.
@@ -55,10 +58,13 @@ struct StepInputs {
   int zero = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
-  // ZeRO 0-2: the gradient reduce follows every micro-batch's backward, not only the last (DeepSpeed ZeRO-2,
-  // FSDP without no_sync: planner/framework_rules.h, reduces_every_micro_batch); ZeRO-3 reads zero3.
+  // The data-parallel collectives go unit by unit with the layers (ZeRO-3, FSDP's SHARD_GRAD_OP:
+  // planner/framework_rules.h, gathers_per_unit): each layer's pieces are tasks of their own, read from zero3.
+  bool per_unit = false;
+  // Otherwise: the gradient reduce follows every micro-batch's backward, not only the last (DeepSpeed ZeRO-2,
+  // FSDP without no_sync: planner/framework_rules.h, reduces_every_micro_batch); per unit, zero3 says.
   bool reduce_every_micro_batch = false;
-  Zero3Rules zero3;  // read when zero >= 3
+  Zero3Rules zero3;  // read when per_unit
 };
 
 // From the plan. The planner gives the DP reduce, gather and optimizer times of its slowest stage;

@@ -14,7 +14,7 @@ std::uint64_t task_bound(const StepInputs& in) {
   const auto v = static_cast<std::uint64_t>(std::max(1, in.chunks));
   const auto m = static_cast<std::uint64_t>(std::max(1, in.micro_batches));
   const auto k = static_cast<std::uint64_t>(std::max(1, in.dp_buckets));
-  const std::uint64_t slot = in.zero >= 3 ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
+  const std::uint64_t slot = in.per_unit ? std::max<std::uint64_t>(10, zero3_tasks_per_slot(in)) : 10;
   const std::uint64_t per_slot = capped_product(capped_product(p, v, cap), capped_product(m, slot, cap), cap);
   // Gradient reduce buckets (after every micro-batch's backward when reduce_every_micro_batch), ZeRO-1/2
   // gathers, and the optimizer, the sequence-parallel sync and the overlap slowdown.

@@ -63,12 +63,13 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
   const TaskKind backward = w.split_backward ? TaskKind::backward_input : TaskKind::backward;
   for (int l = w.layers - 1; l >= 0; --l) {
     if (recompute) {
-      for (int u = 0; u < units; ++u) add(out.backward, TaskKind::recompute, l, u, w.recompute, true);
+      for (int u = 0; u < units; ++u) add(out.backward, TaskKind::recompute, l, u, w.recompute, z.gathers_in_backward);
     }
     for (int u = units - 1; u >= 0; --u) {
       // After a recompute that reused the backward's gather (FSDP), or kept the unit (DeepSpeed's reuse
-      // distance), the backward needs no gather of its own.
-      const bool consumer = !recompute || (z.recompute_regathers && !unit_list[static_cast<std::size_t>(u)].kept_for_backward);
+      // distance), the backward needs no gather of its own; nor under SHARD_GRAD_OP (the forward's kept).
+      const bool consumer = z.gathers_in_backward &&
+                            (!recompute || (z.recompute_regathers && !unit_list[static_cast<std::size_t>(u)].kept_for_backward));
       add(out.backward, backward, l, u, w.backward, consumer);
       if (!w.split_backward) out.backward.back().gradient = out.backward.back().task;
     }

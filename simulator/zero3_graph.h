@@ -10,7 +10,8 @@
 //    weight    zb-h1: W of every unit, layers L−1 … 0, units in reverse order (deferred as a whole)
 //  a piece that needs its unit's weights gathered (a consumer): every F and R; a B unless its layer's
 //  R ran just before it on the same gathered weights (FSDP: the recompute runs inside the unit's
-//  backward), or, after a regathering recompute (DeepSpeed), the unit is kept (reuse distance)
+//  backward), or, after a regathering recompute (DeepSpeed), the unit is kept (reuse distance).
+//  FSDP's SHARD_GRAD_OP (zero 2) keeps the forward's units for the backward: only the F pieces consume
 //  gather of consumer n: may start once the pieces before consumer n − 1 have finished (prefetch one
 //  unit ahead, overlapping the previous unit's compute); once the piece before consumer n has finished
 //  when that piece's unit blocks prefetching (DeepSpeed's live-parameter limit) or without

@@ -34,6 +34,7 @@ sim::StepInputs one_stage(int layers, int m, double f, double b, double g, doubl
   in.schedule = Schedule::one_f_one_b;
   in.micro_batches = m;
   in.zero = 3;
+  in.per_unit = true;
   sim::StageInputs st;
   st.timing = simtest::timing(layers * f, layers * b);
   st.dp_gather = Seconds(layers * g);
@@ -61,6 +62,29 @@ TEST(Zero3, GathersShorterThanComputeExposeOnlyTheFirstGatherAndTheLastReduce) {
   //  [12.5, 12.75]; optimizer [12.75, 13.75].
   // step = g_first + 4 f + 4 b + r_last + o = 0.5 + 4 + 8 + 0.25 + 1 = 13.75.
   EXPECT_DOUBLE_EQ(step(one_stage(4, 1, 1, 2, 0.5, 0.25, 1)), 13.75);
+}
+
+TEST(Zero3, ShardGradOpGathersInTheForwardOnly) {
+  // FSDP's SHARD_GRAD_OP (zero 2): the forward's gathered units are kept for the backward. 4 layers,
+  // f = 1, b = 2, g = 0.5, r = 0.25, o = 1, as above: the forward is the same (gather F0 exposed, the
+  // others prefetched); the backward gathers nothing, so B3..B0 run back to back [4.5, 12.5] and the
+  // reduce-scatters hide behind them but the last [12.5, 12.75]; optimizer [12.75, 13.75]. Same step,
+  // half the gathers: 4, not 8.
+  sim::StepInputs in = one_stage(4, 1, 1, 2, 0.5, 0.25, 1);
+  in.zero = 2;
+  in.zero3.gathers_in_backward = false;
+  EXPECT_DOUBLE_EQ(step(in), 13.75);
+  const sim::StepGraph g = sim::build_step_graph(in);
+  EXPECT_EQ(count(g, sim::TaskKind::zero3_gather_forward), 4);
+  EXPECT_EQ(count(g, sim::TaskKind::zero3_gather_backward), 0);
+  EXPECT_EQ(count(g, sim::TaskKind::dp_gather), 0);  // no gather after the optimizer either
+  // Reduce-scatters longer than the backward pieces (r = 3 > b = 2): issued at B3..B0's ends (6.5, 8.5,
+  // 10.5, 12.5) they run back to back from 6.5 to 18.5; the optimizer follows: 18.5 + 1 = 19.5
+  // (= g + 4 f + b + 4 r + o).
+  sim::StepInputs slow = one_stage(4, 1, 1, 2, 0.5, 3, 1);
+  slow.zero = 2;
+  slow.zero3.gathers_in_backward = false;
+  EXPECT_DOUBLE_EQ(step(slow), 19.5);
 }
 
 TEST(Zero3, GathersLongerThanComputeDominateTheStep) {
