@@ -121,6 +121,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = every_micro_batch;
     z.gathers_in_backward = p.zero >= 3;
+    z.gathers_every_micro_batch = p.zero >= 3 || every_micro_batch;
     z.reduce = reduce_passes * reduce;
     z.forward = worst_f;
     z.backward = worst_b;

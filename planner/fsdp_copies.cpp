@@ -36,7 +36,9 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   const double reducing_share = reduces_every_micro_batch(fw, t, p)
                                     ? 1.0
                                     : 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.micro_batches()));
-  return {seconds(copy), backward_gathers * seconds(copy) + reducing_share * seconds(reduce_copy_in)};
+  // SHARD_GRAD_OP's forward gathers again only after a backward that synced (Zero3Inputs::gathers_every_micro_batch).
+  const double forward_share = p.zero >= 3 ? 1.0 : reducing_share;
+  return {forward_share * seconds(copy), backward_gathers * seconds(copy) + reducing_share * seconds(reduce_copy_in)};
 }
 
 }  // namespace tp

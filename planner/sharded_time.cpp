@@ -183,9 +183,10 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const PassExposure& rc = reducing.recompute;
   const PassExposure& b = reducing.backward;
   const double quiet_passes = std::max(0.0, m - reducing_passes);
-  double blocked = m * layers * (f.blocked + rc.blocked + b.blocked);
-  double prefetched = m * layers * (f.prefetched + rc.prefetched + b.prefetched);
-  double excess = layers * (reducing_passes * reducing.excess() + quiet_passes * quiet.excess());
+  const double gathering = in.gathers_every_micro_batch ? m : 1.0;  // micro-batches whose forward gathers
+  double blocked = layers * (gathering * f.blocked + m * (rc.blocked + b.blocked));
+  double prefetched = layers * (gathering * f.prefetched + m * (rc.prefetched + b.prefetched));
+  double excess = layers * ((gathering - m) * f.excess + reducing_passes * reducing.excess() + quiet_passes * quiet.excess());
   const double traffic = blocked + prefetched + in.reduce;
   if (!in.overlap_gather) {
     blocked += prefetched;

@@ -95,6 +95,10 @@ struct Zero3Inputs {
   // false: the forward's gathered units are kept through the backward, which gathers nothing (FSDP's
   // SHARD_GRAD_OP, FrameworkRules::zero2_gathers_per_unit); its reduce-scatters alone hide behind it.
   bool gathers_in_backward = true;
+  // false: only the first micro-batch's forward gathers; the units stay gathered to the step's last backward
+  // (SHARD_GRAD_OP with the gradient sync on the last micro-batch only: FSDP1 _should_free_in_backward is
+  // false without the sync, and an unsharded unit is not gathered again).
+  bool gathers_every_micro_batch = true;
 };
 
 // Exposed seconds of the step's ZeRO-3 communication: gathers that cannot be prefetched wait in full;

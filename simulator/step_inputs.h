@@ -42,6 +42,9 @@ struct Zero3Rules {
   // false: the forward's gathered units are kept for the backward, which gathers nothing (FSDP's
   // SHARD_GRAD_OP, zero 2: planner/framework_rules.h, zero2_gathers_per_unit).
   bool gathers_in_backward = true;
+  // false: only micro-batch 0's forward gathers (SHARD_GRAD_OP with the gradient sync on the last micro-batch
+  // only keeps the units gathered: planner/sharded_time.h, Zero3Inputs::gathers_every_micro_batch).
+  bool gathers_every_micro_batch = true;
 };
 
 // The units of one layer: z.units, or the whole layer as one unit.

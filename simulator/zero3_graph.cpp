@@ -38,6 +38,7 @@ int chunk_layers(int layers, int v, int c) {
 LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z, const ChunkWork& w) {
   LayerPieces out;
   const std::vector<GatherUnit>& unit_list = gather_units(z);
+  const bool gathers_forward = z.gathers_every_micro_batch || w.micro_batch == 0;
   const int units = static_cast<int>(unit_list.size());
   int previous = -1;
   auto add = [&](std::vector<Zero3Piece>& into, TaskKind kind, int l, int u, double chunk_total, bool consumer) {
@@ -55,7 +56,7 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
     into.push_back(Zero3Piece{t, false, -1});
   };
   for (int l = 0; l < w.layers; ++l) {
-    for (int u = 0; u < units; ++u) add(out.forward, TaskKind::forward, l, u, w.forward, true);
+    for (int u = 0; u < units; ++u) add(out.forward, TaskKind::forward, l, u, w.forward, gathers_forward);
     add_collective(out.forward, TaskKind::collective_forward, l, w.comm_forward);
   }
   previous = -1;  // the backward starts from the incoming gradient, not from this forward

@@ -11,7 +11,8 @@
 //  a piece that needs its unit's weights gathered (a consumer): every F and R; a B unless its layer's
 //  R ran just before it on the same gathered weights (FSDP: the recompute runs inside the unit's
 //  backward), or, after a regathering recompute (DeepSpeed), the unit is kept (reuse distance).
-//  FSDP's SHARD_GRAD_OP (zero 2) keeps the forward's units for the backward: only the F pieces consume
+//  FSDP's SHARD_GRAD_OP (zero 2) keeps the forward's units for the backward: only the F pieces consume,
+//  and with the gradient sync on the last micro-batch only, micro-batch 0's alone
 //  gather of consumer n: may start once the pieces before consumer n − 1 have finished (prefetch one
 //  unit ahead, overlapping the previous unit's compute); once the piece before consumer n has finished
 //  when that piece's unit blocks prefetching (DeepSpeed's live-parameter limit) or without

@@ -87,6 +87,20 @@ TEST(Zero3, ShardGradOpGathersInTheForwardOnly) {
   EXPECT_DOUBLE_EQ(step(slow), 19.5);
 }
 
+TEST(Zero3, ShardGradOpWithoutTheSyncGathersInTheFirstMicroBatchOnly) {
+  // 4 layers, 3 micro-batches, f = 1, b = 2, g = 1.5, r = 0.25, o = 0, the gradients synced on the last
+  // micro-batch only. Micro-batch 0: gather F0 [0, 1.5], F0 [1.5, 2.5]; gather F1 [1.5, 3], F1 [3, 4];
+  // gather F2 (issued at F0's end, the stream busy to 3) [3, 4.5], F2 [4.5, 5.5]; gather F3 [4.5, 6], F3
+  // [6, 7]; B3..B0 [7, 15]. Micro-batches 1 and 2 gather nothing: [15, 27], [27, 39]; the last reduce-
+  // scatter [39, 39.25]. The planner: 36 s of compute + 3.25 exposed (tests/unit/test_fsdp_shard_grad_op.cpp).
+  sim::StepInputs in = one_stage(4, 3, 1, 2, 1.5, 0.25, 0);
+  in.zero = 2;
+  in.zero3.gathers_in_backward = false;
+  in.zero3.gathers_every_micro_batch = false;
+  EXPECT_DOUBLE_EQ(step(in), 39.25);
+  EXPECT_EQ(count(sim::build_step_graph(in), sim::TaskKind::zero3_gather_forward), 4);
+}
+
 TEST(Zero3, GathersLongerThanComputeDominateTheStep) {
   // 4 layers, f = 1, b = 2, g = 3, r = 0.25, o = 1. The eight gathers run back to back on the DP
   // stream from t = 0; the reduce-scatters of layers 3 and 2 are issued (at B3's end, 17, and B2's, 20)

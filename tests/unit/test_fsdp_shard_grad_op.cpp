@@ -59,6 +59,26 @@ TEST(ShardGradOp, ReduceScattersLongerThanTheBackwardAreExposedBeyondIt) {
   EXPECT_DOUBLE_EQ(zero3_communication(two, {}).exposed, 12.5);
 }
 
+TEST(ShardGradOp, WithoutTheSyncOnlyTheFirstMicroBatchGathers) {
+  // 3 micro-batches, the gradients synced on the last only (training.gradient_sync: last_micro_batch): FSDP
+  // frees the units only after a backward that syncs, so micro-batches 1 and 2 find them gathered. Gathers
+  // longer than a layer's forward (g = 1.5, f = 1): the first is exposed for f = 1 (the rest of it counts as
+  // the first layer's excess), each layer's 0.5 beyond the layer before, once: 1 + 4 x 0.5; then the last
+  // reduce-scatter, 0.25: 3.25 s. Gathering in every micro-batch: 1 + 3 x 4 x 0.5 + 0.25 = 7.25 s. Traffic:
+  // one gather pass (6 s) against three (18 s), and one reduce pass (1 s). The simulator's step:
+  // 36 s of compute + 3.25 (tests/simulator/test_zero3.cpp).
+  Zero3Inputs in = whole_layers(4, 1, 2, 1.5, 0.25);
+  in.micro_batches = 3;
+  in.gathers_every_micro_batch = false;
+  const Zero3Communication once = zero3_communication(in, {});
+  EXPECT_DOUBLE_EQ(once.exposed, 3.25);
+  EXPECT_DOUBLE_EQ(once.traffic, 6.0 + 1.0);
+  in.gathers_every_micro_batch = true;
+  const Zero3Communication every = zero3_communication(in, {});
+  EXPECT_DOUBLE_EQ(every.exposed, 7.25);
+  EXPECT_DOUBLE_EQ(every.traffic, 18.0 + 1.0);
+}
+
 // fmsfsdp-llama2-7b-96xh100's model and cluster (tests/unit/test_zero3_exposed.cpp): 96 H100 on 12 nodes.
 Scenario llama7b_96(const char* framework, int zero) {
   return test::scenario(
