@@ -99,6 +99,8 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));
   c.host_power = Watts(r.quantity("host_power", Dim::watts, c.host_power.value));
   c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kAnyPositive);
+  c.host_cpu = r.choice("host_cpu", c.host_cpu,
+                        {{"intel", HostCpu::intel}, {"amd", HostCpu::amd}, {"other", HostCpu::other}});
   return c;
 }
 

@@ -158,6 +158,10 @@ struct LinkSpec {
   Seconds latency;
 };
 
+// The vendor of a node's host CPU, as NCCL's cost model reads it (planner/collectives.h, the network post
+// overhead of a ring's steps): `other` where it is neither or not known.
+enum class HostCpu { other, intel, amd };
+
 struct ClusterSpec {
   std::string key;
   std::string name;
@@ -174,6 +178,7 @@ struct ClusterSpec {
   Bytes host_memory;  // per node, 0 = unknown
   Watts host_power;   // per node, from the cluster preset (costs.host_power_per_node overrides)
   double sustained_clock_hz = 0;  // `sustained_clock`: the SM clock its GPUs hold under load; 0 = the default rule
+  HostCpu host_cpu = HostCpu::other;  // `host_cpu`
   int gpus() const { return nodes * gpus_per_node; }
 };
 

@@ -109,7 +109,14 @@ Topology make_topology(const ClusterSpec& c, double intra_efficiency, double int
   const ByteRate per_gpu = c.inter_node.bandwidth * (static_cast<double>(std::max(0, c.nics_per_node)) / t.gpus_per_node);
   t.inter = LinkTier{per_gpu, c.inter_node.latency, inter_efficiency};
   t.oversubscription = std::max(1.0, oversubscription);
+  t.ring_step_floor = nccl_ring_step_floor(c.host_cpu);
   return t;
+}
+
+Seconds nccl_ring_step_floor(HostCpu cpu) {
+  constexpr double kSimpleProtocolFactor = 3.0;  // tuning.cc: `if (p == NCCL_PROTO_SIMPLE) netOverhead *= 3`
+  const double net_overhead = cpu == HostCpu::amd ? 2e-6 : 1e-6;  // getNetOverhead, seconds
+  return Seconds(kSimpleProtocolFactor * net_overhead);
 }
 
 GroupShape group_shape(int size, int stride, int gpus_per_node) {
@@ -199,8 +206,10 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
       // all_gather: the bytes cross the tiers in two phases, the node's share (S / r in total) among the
       // m nodes, then S among the node's r GPUs; reduce_scatter the same in reverse, at the same cost.
       // The latency is that of the one ring NCCL runs over all n ranks (no other algorithm for these
-      // across nodes before PAT, NCCL 2.23, src/graph/tuning.cc): n - 1 hops, m - 1 of them between nodes.
-      const double hops = (l.n - l.m) * intra.alpha + (l.m - 1) * inter.alpha;
+      // across nodes before PAT, NCCL 2.23, src/graph/tuning.cc): n - 1 hops, m - 1 of them between nodes,
+      // each of the others at least the ring's step floor (the network post overhead, nccl_ring_step_floor).
+      const double intra_hop = std::max(intra.alpha, t.ring_step_floor.value);
+      const double hops = (l.n - l.m) * intra_hop + (l.m - 1) * inter.alpha;
       return Seconds(hops + transfer(ring_bytes_sent(c, Bytes(shard), l.m).value, inter.beta) +
                      transfer(ring_bytes_sent(c, Bytes(s), l.r).value, intra.beta));
     }

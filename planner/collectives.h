@@ -44,7 +44,16 @@ struct Topology {
   LinkTier intra;
   LinkTier inter;                 // per-GPU share of the node's NICs: NIC bandwidth x nics_per_node / gpus_per_node
   double oversubscription = 1.0;  // >= 1, divides the inter bandwidth (applied by inter_bandwidth(), not stored in `inter`)
+  // A ring over several nodes: the least one of its steps inside a node costs, NCCL's network post overhead
+  // x 3 for the Simple protocol (nccl_ring_step_floor).
+  Seconds ring_step_floor;
 };
+
+// NCCL's cost model (src/graph/tuning.cc, ncclTopoTuneModel; src/tuning/ring.cc in later trees): "Inter-node
+// rings still have to launch nsteps * net overhead", so a ring's intra-node step costs max(hwLat, 3 x
+// netOverhead) under the Simple protocol once the ring spans nodes, with getNetOverhead 2 us on AMD x86 hosts
+// and 1 us on Intel and others: 6 us or 3 us.
+Seconds nccl_ring_step_floor(HostCpu cpu);
 
 // Intra tier: ClusterSpec::intra_node, falling back to the GPU's NVLink, then its PCIe link, when that is 0.
 // Inter tier: inter_node.bandwidth (per NIC) x nics_per_node / gpus_per_node. Values below 1 for

@@ -86,7 +86,28 @@ def cluster_of(run):
         c["inter_node"] = {"bandwidth": "50 Gbit/s", "nics_per_node": 8}
     if fam == "pytorch-fsdp-blog":
         c["inter_node"] = {"bandwidth": "100 Gbit/s", "nics_per_node": 4}
+    if fam in HOST_CPUS:
+        c["host_cpu"] = HOST_CPUS[fam][0]
     return c
+
+
+# Host CPUs printed or implied by a run's source (NCCL's network post overhead, docs/model.md §14); other A100 runs
+# take the dgx-a100 preset's (DGX A100: AMD Rome 7742), the H100 runs dgx-h100's (Intel Xeon Platinum 8480C).
+HOST_CPUS = {
+    "pytorch-fsdp-blog": ("intel", "host CPU: the blog's AWS nodes of 8 A100 40 GB with 400 Gbps EFA are p4d.24xlarge, "
+                                   "Intel Xeon Platinum 8275CL (AWS EC2 P4 instance page): host_cpu intel"),
+    "deepspeed-azure": ("amd", "host CPU: Azure NDm A100 v4, AMD EPYC 7V12 (Azure NDm A100 v4-series documentation): "
+                               "host_cpu amd"),
+}
+
+
+def cluster_notes(run):
+    fam = family(run)
+    if fam in HOST_CPUS:
+        return [HOST_CPUS[fam][1]]
+    if not run["hardware"]["gpu_type"].startswith("H100"):
+        return ["host CPU not printed: the dgx-a100 preset's (DGX A100 datasheet: AMD Rome 7742)"]
+    return []
 
 
 def gpt_model(run, vocab):
@@ -158,7 +179,7 @@ def scenario_of(run):
     tr, par, setup_notes = setup_of(run)
     mem, mem_notes = memory_of(run)
     step, how = measured_step(run, dict(shape or {}, global_batch=tr["global_batch"]))
-    return notes + setup_notes + mem_notes, scenario_lines(run, model, tr, par, mem), par, step, how
+    return notes + setup_notes + mem_notes + cluster_notes(run), scenario_lines(run, model, tr, par, mem), par, step, how
 
 
 def failure_class(par, gpus):

@@ -176,6 +176,20 @@ TEST(InputErrors, UnknownCatalogGpuAndClusterSuggestTheClosest) {
   EXPECT_TRUE(fails_at(y.str(), "dgx-h10", 0, "cluster", {"did you mean 'dgx-h100'"}));
 }
 
+// cluster.host_cpu (docs/scenario-reference.md): intel, amd or other; anything else names the choices.
+TEST(InputErrors, HostCpuNamesTheChoices) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 2, host_cpu: amdd}";
+  EXPECT_TRUE(fails_at(y.str(), "amdd}", 0, "cluster.host_cpu", {"did you mean 'amd'"}));
+  y.cluster = "{preset: dgx-h100, nodes: 2, host_cpu: 7742}";
+  EXPECT_TRUE(fails_at(y.str(), "7742}", 0, "cluster.host_cpu", {"intel"}));
+  for (const char* cpu : {"intel", "amd", "other"}) {
+    y.cluster = std::string("{preset: dgx-a100, nodes: 2, host_cpu: ") + cpu + "}";
+    const auto ok = load_error(y.str());
+    EXPECT_FALSE(ok.thrown) << cpu << ": " << ok.what;
+  }
+}
+
 TEST(InputErrors, InlineModelMissingRequiredField) {
   Yaml y;
   y.model = "{layers: 4, hidden: 1024, heads: 16, vocab: 32000}";  // no ffn_hidden

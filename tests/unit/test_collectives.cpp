@@ -190,6 +190,30 @@ TEST(CollectiveChoice, AllGatherAcrossNodesPaysTheRingsHops) {
   }
 }
 
+TEST(CollectiveChoice, RingStepsInsideANodePayTheHostsNetworkPostOverhead) {
+  // NCCL's cost model (src/graph/tuning.cc, ncclTopoTuneModel: "Inter-node rings still have to launch nsteps *
+  // net overhead"): once a ring spans nodes each of its intra-node steps costs at least 3 x getNetOverhead
+  // under the Simple protocol, getNetOverhead 2 us on AMD x86 hosts and 1 us on Intel. The presets' hosts:
+  // DGX A100 AMD Rome 7742, DGX H100 Intel Xeon Platinum 8480C (datasheets). A one-byte all-gather over 2
+  // nodes of 8: 14 NVLink steps and 1 network step, AMD 14 x max(3.4, 6) + 14 = 98 us, Intel 14 x max(3.4,
+  // 3) + 14 = 61.6 us; inside one node the floor does not apply: 7 x 3.4 us on either.
+  const SourceLocation at{"test", 0, 0};
+  const ClusterSpec& a100 = Catalog::builtin().cluster("dgx-a100", at, "cluster");
+  const ClusterSpec& h100 = Catalog::builtin().cluster("dgx-h100", at, "cluster");
+  EXPECT_EQ(a100.host_cpu, HostCpu::amd);
+  EXPECT_EQ(h100.host_cpu, HostCpu::intel);
+  EXPECT_DOUBLE_EQ(nccl_ring_step_floor(HostCpu::amd).value, 6e-6);
+  EXPECT_DOUBLE_EQ(nccl_ring_step_floor(HostCpu::intel).value, 3e-6);
+  EXPECT_DOUBLE_EQ(nccl_ring_step_floor(HostCpu::other).value, 3e-6);
+  const auto gather = [](const ClusterSpec& c, int n) {
+    return collective_time(Collective::all_gather, Bytes(1.0), group_shape(n, 1, 8), make_topology(c)).time.value;
+  };
+  EXPECT_NEAR(gather(a100, 16), 14 * 6e-6 + 14e-6, 1e-9);
+  EXPECT_NEAR(gather(h100, 16), 14 * 3.4e-6 + 14e-6, 1e-9);
+  EXPECT_NEAR(gather(a100, 8), 7 * 3.4e-6, 1e-9);
+  EXPECT_NEAR(gather(h100, 8), 7 * 3.4e-6, 1e-9);
+}
+
 TEST(CollectiveChoice, SingleNodeUsesRingOrTree) {
   const Topology t = dgx_h100();
   const GroupShape g = group_shape(8, 1, 8);

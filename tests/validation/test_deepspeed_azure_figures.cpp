@@ -8,7 +8,8 @@
 //
 // The series is a regression guard, not a target: the model is fast on it (mean error about -10 %, worst at
 // 1,024 GPUs and micro-batch 1, docs/model.md §22 item 6), and the bounds below hold today's accuracy
-// (mean |error| 10.4 %, worst 29.9 %, 2026-11-28; 11.9 % and 33.8 % before DeepSpeed's gradient buckets,
+// (mean |error| 7.9 %, worst 26.9 %, 2026-11-28; 10.4 % and 29.9 % before a ring's steps inside a node paid
+// NCCL's network post overhead of the Azure nodes' AMD hosts, docs/model.md §14; 11.9 % and 33.8 % before DeepSpeed's gradient buckets,
 // docs/model.md §15; 14.3 % and 45.2 % before the all-gathers and reduce-scatters across nodes paid the
 // latency of NCCL's ring over all their ranks, docs/model.md §14)
 // with a margin for rounding, so that a change making the planner worse on ZeRO-3 at scale fails here.
@@ -97,8 +98,8 @@ TEST(DeepSpeedAzureFigures, ZeroThreeAtScaleStaysWithinTodaysAccuracy) {
   }
   const double mean = sum / static_cast<double>(bars.size());
   std::printf("DeepSpeed on Azure, 53 bars: mean |error| %.1f %%, worst %.1f %%\n", 100 * mean, 100 * worst);
-  EXPECT_LE(mean, 0.11);
-  EXPECT_LE(worst, 0.305);
+  EXPECT_LE(mean, 0.085);
+  EXPECT_LE(worst, 0.275);
 }
 
 }  // namespace
