@@ -44,11 +44,13 @@ void print_models(const Catalog& c) {
 }
 
 void print_clusters(const Catalog& c) {
-  std::printf("%-20s %-28s %-16s %6s %14s %16s\n", "cluster", "name", "gpu", "GPUs", "intra [GB/s]", "inter [Gbit/s]");
+  std::printf("%-20s %-28s %-16s %6s %14s %16s %9s\n", "cluster", "name", "gpu", "GPUs", "intra [GB/s]", "inter [Gbit/s]",
+              "host CPU");
   for (const auto& [key, k] : c.clusters()) {
-    std::printf("%-20s %-28s %-16s %6d %14.1f %16s\n", key.c_str(), k.name.c_str(), k.gpu.key.c_str(),
+    std::printf("%-20s %-28s %-16s %6d %14.1f %16s %9s\n", key.c_str(), k.name.c_str(), k.gpu.key.c_str(),
                 k.gpus_per_node, k.intra_node.bandwidth.value / 1e9,
-                k.inter_node.bandwidth.value > 0 ? format_fixed(k.inter_node.bandwidth.value * 8 / 1e9, 0).c_str() : "-");
+                k.inter_node.bandwidth.value > 0 ? format_fixed(k.inter_node.bandwidth.value * 8 / 1e9, 0).c_str() : "-",
+                to_string(k.host_cpu));
   }
 }
 
@@ -63,7 +65,9 @@ int run_catalog(const std::string& what, const std::string& format) {
     nlohmann::json j;
     for (const auto& [key, m] : c.models()) j["models"][key] = {{"name", m.name}, {"parameters", total_parameters(m)}};
     for (const auto& [key, g] : c.gpus()) j["gpus"][key] = {{"name", g.name}, {"memory_bytes", g.memory.value}};
-    for (const auto& [key, k] : c.clusters()) j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}};
+    for (const auto& [key, k] : c.clusters()) {
+      j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}, {"host_cpu", to_string(k.host_cpu)}};
+    }
     std::cout << (what.empty() ? j : j[what]).dump(2) << "\n";
     return 0;
   }

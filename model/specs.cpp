@@ -46,6 +46,15 @@ CpComm cp_comm_of(const ParallelSpec& p, Framework f) {
   return p.cp_comm.value_or(CpComm::p2p);
 }
 
+const char* to_string(HostCpu c) {
+  switch (c) {
+    case HostCpu::intel: return "intel";
+    case HostCpu::amd: return "amd";
+    case HostCpu::other: return "other";
+  }
+  return "?";
+}
+
 const char* to_string(CpComm c) {
   switch (c) {
     case CpComm::p2p: return "p2p";

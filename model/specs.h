@@ -161,6 +161,7 @@ struct LinkSpec {
 // The vendor of a node's host CPU, as NCCL's cost model reads it (planner/collectives.h, the network post
 // overhead of a ring's steps): `other` where it is neither or not known.
 enum class HostCpu { other, intel, amd };
+const char* to_string(HostCpu c);
 
 struct ClusterSpec {
   std::string key;
