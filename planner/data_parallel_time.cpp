@@ -117,11 +117,11 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
     Zero3Inputs z;
     z.micro_batches = m;
-    z.layers = p.layers_per_stage[static_cast<size_t>(stage_index)];
+    z.layers = stage_layers;
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = every_micro_batch;
-    z.gathers_in_backward = p.zero >= 3;
-    z.gathers_every_micro_batch = p.zero >= 3 || every_micro_batch;
+    z.gathers_in_backward = gathers_in_backward(p);
+    z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, p);
     z.reduce = reduce_passes * reduce;
     z.forward = worst_f;
     z.backward = worst_b;

@@ -179,6 +179,14 @@ inline bool reduces_every_micro_batch(const FrameworkRules& fw, const TrainingSp
   return fw.reduce_every_micro_batch && p.zero >= fw.reduce_every_micro_batch_from_zero;
 }
 
+// Under gathers_per_unit: whether the backward gathers the units again (ZeRO-3; SHARD_GRAD_OP keeps the
+// forward's), and whether every micro-batch's forward gathers them (SHARD_GRAD_OP frees them only after a
+// backward that syncs the gradients: FSDP1 _runtime_utils.py _should_free_in_backward).
+inline bool gathers_in_backward(const ParallelSpec& p) { return p.zero >= 3; }
+inline bool gathers_every_micro_batch(const FrameworkRules& fw, const TrainingSpec& t, const ParallelSpec& p) {
+  return gathers_in_backward(p) || reduces_every_micro_batch(fw, t, p);
+}
+
 // FSDP with the sync off for all but the last micro-batch (training.gradient_sync: last_micro_batch) keeps
 // whole gradients, in the gathered parameters' dtype, until that sync: "FSDP will accumulate the full model
 // gradients (instead of gradient shards) until the eventual sync" (torch/distributed/fsdp/

@@ -29,15 +29,14 @@ FsdpCopies fsdp_copies(const Scenario& s, const Zero3Layer& zero3, const Hardwar
   };
   if (fsdp1) return {0.0, seconds(copy)};
   // SHARD_GRAD_OP (zero 2) keeps the forward's gathered units for the backward: no copy-out there.
-  const double backward_gathers = p.zero < 3 ? 0.0 : zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
+  const double backward_gathers = !gathers_in_backward(p) ? 0.0 : zero3_recompute_pass(z, p.recompute.mode) ? 2.0 : 1.0;
   // The copy-in runs in each reducing backward: every micro-batch's, or the last one's only (a share of 1/m
   // per micro-batch) when the loop turns the sync off for the others (training.gradient_sync).
   const double reduce_copy_in = modules.gathered * (e + element_bytes(t.grad_precision));
-  const double reducing_share = reduces_every_micro_batch(fw, t, p)
-                                    ? 1.0
-                                    : 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.micro_batches()));
-  // SHARD_GRAD_OP's forward gathers again only after a backward that synced (Zero3Inputs::gathers_every_micro_batch).
-  const double forward_share = p.zero >= 3 ? 1.0 : reducing_share;
+  const double once_per_step = 1.0 / static_cast<double>(std::max<std::int64_t>(1, s.micro_batches()));
+  const double reducing_share = reduces_every_micro_batch(fw, t, p) ? 1.0 : once_per_step;
+  // SHARD_GRAD_OP's forward gathers again only after a backward that synced (gathers_every_micro_batch).
+  const double forward_share = gathers_every_micro_batch(fw, t, p) ? 1.0 : once_per_step;
   return {forward_share * seconds(copy), backward_gathers * seconds(copy) + reducing_share * seconds(reduce_copy_in)};
 }
 

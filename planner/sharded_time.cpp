@@ -159,7 +159,6 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const PassExposure f = gather_pass_exposure(mods, pass);
   pass.pass = GatherPass::backward;
   pass.layer_compute = in.backward / layers;
-
   GatherPassInputs recompute{GatherPass::recompute, in.live_limit, layer_gather, forward};
   recompute.backward_prefetch = in.backward_prefetch;
   recompute.whole_layers = in.whole_layers;

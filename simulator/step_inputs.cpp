@@ -22,8 +22,8 @@ Zero3Rules zero3_rules(const Scenario& s) {
   z.recompute_regathers = zero3_recompute_pass(zero3, s.parallel.recompute.mode);
   z.backward_prefetch = zero3.backward_prefetch;
   z.reduce_holds_backward = host_gradient_copy_holds_backward(fw, s.parallel);
-  z.gathers_in_backward = s.parallel.zero >= 3;
-  z.gathers_every_micro_batch = s.parallel.zero >= 3 || z.reduce_every_micro_batch;
+  z.gathers_in_backward = gathers_in_backward(s.parallel);
+  z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, s.parallel);
   if (zero3.whole_layers) return z;
   const std::span<const Zero3Module> mods = layer.modules.view();
   for (std::size_t k = 0; k < mods.size(); ++k) {
