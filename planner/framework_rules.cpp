@@ -83,7 +83,8 @@ const FrameworkRules kRules[] = {
      .reduce_every_micro_batch = true,  // no no_sync / set_requires_gradient_sync(False) unless asked
      .accumulates_gradients_in_place = true,
      .replica_all_reduce_own_stream = true,
-     .zero2_gathers_per_unit = true},
+     .zero2_gathers_per_unit = true,
+     .sharded_gradient_in_parameter_dtype = true},
     {.framework = Framework::pytorch,
      .name = "pytorch",
      .persistent_gradients = false,
@@ -243,6 +244,15 @@ const FrameworkRules& framework_rules(Framework f) {
 // both apply (NeMo docs, performance/memory_optimizations.rst, "Flash Attention": "prefers cuDNN flash
 // attention on Hopper+ architectures, and Tri Dao flash attention on pre-Hopper architectures";
 // transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend).
+double kept_gradient_bytes(const Scenario& s) {
+  const TrainingSpec& t = s.training;
+  if (!framework_rules(t.framework).sharded_gradient_in_parameter_dtype || s.parallel.zero < 2) {
+    return element_bytes(t.grad_precision);
+  }
+  const double master = master_bytes(t);
+  return master > 0 ? master : parameter_bytes(t);
+}
+
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu) {
   if (!framework_rules(f).transformer_engine_attention) return AttentionKernel::flash;
   const bool hopper_or_later = gpu.generation == "hopper" || gpu.generation == "blackwell";

@@ -139,6 +139,14 @@ struct FrameworkRules {
   // gather of the updated parameters after the optimizer (Megatron's distributed optimizer, DeepSpeed's
   // stage_1_and_2.py all_gather_dp_groups).
   bool zero2_gathers_per_unit = false;
+  // At ZeRO >= 2 each reduced gradient shard is kept in the sharded parameter's dtype, whatever dtype the
+  // reduce-scatter ran in: FSDP1 casts it back (_runtime_utils.py _cast_grad_to_param_dtype, "so that the
+  // optimizer step runs with that dtype"; off only with keep_low_precision_grads), FSDP2 alike
+  // (_fsdp_collectives.py foreach_reduce: _to_dtype_if_needed(reduce_output, orig_dtype)). Under mixed
+  // precision that parameter is the fp32 master, so a bf16 reduce (llm-foundry's DEFAULT and PURE modes,
+  // fms-fsdp's bfSixteen) still keeps 4 B per gradient element. false: training.grad_precision (Megatron's
+  // gradient buffer, DeepSpeed's 16-bit gradient partitions).
+  bool sharded_gradient_in_parameter_dtype = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -196,6 +204,11 @@ inline bool accumulates_unsharded_gradients(const Scenario& s) {
   return s.training.framework == Framework::fsdp && s.training.gradient_sync == GradientSync::last_micro_batch &&
          s.micro_batches() > 1;
 }
+
+// Bytes per element of the gradients a GPU keeps across micro-batches and hands to the optimizer:
+// training.grad_precision, or the sharded parameter's dtype (the fp32 master where one is kept, else the
+// parameter's own) where the framework casts each reduced shard back (sharded_gradient_in_parameter_dtype).
+double kept_gradient_bytes(const Scenario& s);
 
 // Whether the step's gradient reduce-scatter may hide behind the backward: the layout asks for it
 // (grad_reduce_overlapped) and the backward does not wait for it.

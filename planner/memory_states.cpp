@@ -87,7 +87,7 @@ StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   const TrainingSpec& t = s.training;
   StateBytesPerParam sb;
   const double parameter = parameter_bytes(t);  // autocast keeps fp32 parameters
-  sb.gradients = element_bytes(t.grad_precision);
+  sb.gradients = kept_gradient_bytes(s);  // FSDP keeps its shards in the parameter dtype (framework_rules.h)
   sb.master = master_bytes(t);
   sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, parameter);
   // FSDP's sharded parameter under ZeRO-3 is its master copy: no 16-bit shard is held (framework_rules.h).

@@ -60,7 +60,7 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
   const double master = stage.master_weights.value / n;
   const double param = master > 0 ? master : parameter_bytes(t);
   const double state = stage.optimizer.value / n / 2.0;
-  const double extra = shard * (2.0 * param + 10.0 * state + element_bytes(t.grad_precision));
+  const double extra = shard * (2.0 * param + 10.0 * state + kept_gradient_bytes(s));
   const double tensors = t.optimizer_kernel == OptimizerKernel::for_loop ? parameter_tensors(g, s.parallel, stage_index) : 1.0;
   return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, extra, 8.0 * tensors).value;
 }
@@ -76,7 +76,7 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
   // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
   const bool unsharded = accumulates_unsharded_gradients(s);
   const double kept = p.zero >= 2 && !unsharded ? params / p.shard_ranks() : params;
-  const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : element_bytes(s.training.grad_precision));
+  const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : kept_gradient_bytes(s));
   const double tensors = parameter_tensors(g, p, stage_index);
   return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
 }
@@ -109,14 +109,14 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   // Optimizer step: memory-bound sweep over the local shard (read master, states, gradient; write them back).
   const double shard = p.zero >= 1 ? params / p.shard_ranks() : params;
   const double state_bytes = (stage.master_weights + stage.optimizer).value / std::max(1.0, shard);
-  const double per_param = 2.0 * state_bytes + element_bytes(t.grad_precision) + 2.0;
+  const double per_param = 2.0 * state_bytes + kept_gradient_bytes(s) + 2.0;
   double optimizer = shard * per_param / bw;
   if (framework_rules(t.framework).adamw_class_optimizer) {
     // torch's fused AdamW (DeepSpeed's FusedAdam alike): one pass reading and writing parameters and both
     // states, reading gradients (the adamw kernel class: 7 x the parameter bytes with states in the
     // parameter dtype). A framework property: the layer code does not change the optimizer.
     const double wb = parameter_bytes(t);
-    const double eager_per_param = 2.0 * wb + element_bytes(t.grad_precision) + 2.0 * state_bytes;
+    const double eager_per_param = 2.0 * wb + kept_gradient_bytes(s) + 2.0 * state_bytes;
     optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
   }
   optimizer += unfused_adam_extra_seconds(s, g, hw, stage, stage_index, shard);

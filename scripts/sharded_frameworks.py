@@ -167,6 +167,10 @@ def llmfoundry_setup(run, tr, notes):
     mode = run.get("fsdp_mixed_precision_mode") or "DEFAULT"
     notes.append("fsdp framework: FSDP mixed precision %s gathers bf16 copies of the fp32 shards "
                  "(composer get_mixed_precision: param_dtype = the autocast dtype for DEFAULT and PURE)" % mode)
+    # DEFAULT sets no reduce_dtype, and FSDP then reduces in param_dtype (FlatParamHandle._init_param_reduce_dtypes,
+    # "Special case: infer gradient reduction mixed precision"); PURE sets it to the same dtype.
+    notes.append("gradient reduce-scatter in bf16 (grad_precision same): %s sets no fp32 reduce_dtype (DEFAULT none, "
+                 "which FSDP infers from param_dtype; PURE the autocast dtype); the kept shards are fp32" % mode)
     tr["optimizer_kernel"] = "for_loop"
     notes.append("optimizer: decoupled_adamw (scripts/train/yamls/pretrain/mpt-*.yaml, which "
                  "benchmarking/submit_benchmarks.py runs): Composer's DecoupledAdamW, a Python loop of torch "

@@ -83,5 +83,27 @@ TEST(GradientAccumulation, MegatronAccumulatesInsideTheGemm) {
   EXPECT_DOUBLE_EQ(optimizer_seconds({"training.framework=megatron"}, 4), optimizer_seconds({"training.framework=megatron"}, 1));
 }
 
+TEST(GradientAccumulation, FsdpAddsIntoItsFp32ShardsWhateverTheReduceDtype) {
+  // FSDP at ZeRO-3 over 8 GPUs: each later micro-batch adds its reduced shard into the kept one, which FSDP
+  // holds in the fp32 master's dtype (FSDP1 _cast_grad_to_param_dtype, FSDP2 foreach_reduce): 3 x 4 B per
+  // sharded parameter per add, with a bf16 reduce (grad_precision bf16) as with an fp32 one.
+  const std::string fsdp =
+      "model: llama2-7b\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {framework: fsdp, sequence_length: 1024, micro_batch: 1, precision: bf16, optimizer_kernel: fused}\n"
+      "parallel: {tp: 1, pp: 1, dp: 8, zero: 3}\n";
+  const auto optimizer = [&](const std::string& reduce, int global_batch) {
+    const Scenario s = test::scenario(fsdp, {"training.grad_precision=" + reduce,
+                                             "training.global_batch=" + std::to_string(global_batch)});
+    return make_plan(s, profile_for(s)).time.optimizer.value;
+  };
+  const Scenario s = test::scenario(fsdp, {"training.global_batch=8"});
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double shard = static_cast<double>(estimate(s).parameters_per_gpu) / 8.0;
+  const double one_add = 12.0 * shard / r.bandwidth + 195.0 * r.latency;  // 195 tensors, as above
+  EXPECT_NEAR(optimizer("bf16", 32) - optimizer("bf16", 8), 3.0 * one_add, 1e-12);
+  EXPECT_NEAR(optimizer("bf16", 32), optimizer("fp32", 32), 1e-15);
+}
+
 }  // namespace
 }  // namespace tp

@@ -181,13 +181,34 @@ TEST(MemoryRules, AccumulatedGradientsSitBesideLaterMicroBatches) {
   ASSERT_EQ(one.micro_batches, 1);
   ASSERT_EQ(two.micro_batches, 2);
   EXPECT_EQ(one.memory.gradients.value, 0.0);
-  // The sharded gradients: every parameter of the GPU's stage at 2 B (grad_precision = bf16), over 8 ranks.
-  const double grads = 2.0 * static_cast<double>(one.memory.parameters) / 8.0;
+  // The sharded gradients: every parameter of the GPU's stage at 4 B, over 8 ranks: the reduce runs in bf16
+  // (grad_precision = bf16) but FSDP casts each reduced shard back to the fp32 master's dtype.
+  const double grads = 4.0 * static_cast<double>(one.memory.parameters) / 8.0;
   EXPECT_NEAR(two.memory.gradients.value, grads, 1.0);
   EXPECT_NEAR(two.memory.activations.value + two.memory.buffers.value,
               one.memory.activations.value + one.memory.buffers.value, 1.0);
   // They are allocated during the step, so the allocator slack (5 %) covers them too.
   EXPECT_NEAR(two.memory.total.value - one.memory.total.value, 1.05 * grads, 1.0);
+}
+
+TEST(MemoryRules, FsdpKeepsItsGradientShardsInTheParameterDtype) {
+  // Hand computation: 8 GPUs, ZeRO-3, two micro-batches, so the sharded gradients are held at the peak.
+  // FSDP1 _cast_grad_to_param_dtype / FSDP2 foreach_reduce cast each reduced shard to the sharded
+  // parameter's dtype: the fp32 master (4 B) under mixed precision whatever the reduce dtype, the parameter's
+  // own (2 B) for a model cast to bf16 (master_weights: none). DeepSpeed keeps its 16-bit partitions (2 B).
+  const std::string base =
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1, dp: 8, recompute: full, zero: 3}\n";
+  const auto gradient_bytes = [&](const std::string& training) {
+    const Estimate e = estimate(test::scenario(base + "training: {precision: bf16, sequence_length: 4096, "
+                                                      "micro_batch: 1, global_batch: 16, " + training + "}\n"));
+    return e.memory.gradients.value / (static_cast<double>(e.memory.parameters) / 8.0);
+  };
+  EXPECT_NEAR(gradient_bytes("framework: fsdp"), 4.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("framework: fsdp, grad_precision: fp32"), 4.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("framework: fsdp, master_weights: none"), 2.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("framework: deepspeed"), 2.0, 1e-9);
 }
 
 }  // namespace
