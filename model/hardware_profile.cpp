@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "flash_attention_a100.h"
 #include "scenario.h"
 
 namespace tp {
@@ -71,19 +72,24 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = {0.36, 0, 0, 0};
     p.attention_kernel = AttentionKernel::cudnn;
   } else {
-    p.attention_forward = {0.55, 0, 0, 0};  // FlashAttention-2 on A100 (Dao 2023: 50-73% forward)
-    p.attention_backward = {0.40, 0, 0, 0};
+    // FlashAttention-2 on A100, its published benchmark fitted (model/flash_attention_a100.h): causal, so
+    // the sequence term is the causal one; a non-causal attention is read at the same curve.
+    const PassEfficiencies e = pass_efficiencies(kFlash2A100.share, kFlash2ForwardOverBackward);
+    p.attention_forward = {e.forward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
+    p.attention_backward = {e.backward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
     p.attention_kernel = AttentionKernel::flash;
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
   // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock; the others were set from
   // training runs, at the sustained clock (clock 0; docs/model.md §13 and §15, "Sustained clock").
   if (gpu.generation == "hopper") p.clock_hz = gpu.boost_clock_hz;
-  // ---- Hopper kernel-class efficiencies (Hopper GPUs without a measured profile of their own) ----
+  // ---- Kernel-class efficiencies (GPUs without a measured profile of their own) ----
   // Achieved GB/s of PyTorch's kernels on one H100 SXM at the largest measured size
   // (shared/measurements/h100-sxm/torch-attention-and-kernels.json, scripts/fused_ref.py) divided by
-  // the 3.35 TB/s datasheet bandwidth. rotary has no measurement: memory_efficiency.
-  if (gpu.generation == "hopper") {
+  // the 3.35 TB/s datasheet bandwidth: fractions of the datasheet bandwidth for every generation, since what
+  // keeps a class below a copy's rate (the passes inside an eager op, the norms' row reductions) is PyTorch's
+  // code (docs/model.md §13). rotary has no measurement: memory_efficiency.
+  {
     const std::pair<KernelClass, double> measured_gbps[] = {
         {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
         {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
@@ -92,7 +98,7 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
         {KernelClass::adamw, 2517}};
     for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
   }
-  // ---- end of Hopper kernel-class block ----
+  // ---- end of kernel-class block ----
   return p;
 }
 

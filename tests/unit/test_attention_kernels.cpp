@@ -53,6 +53,28 @@ TEST(AttentionKernels, TritonKernelRatesFromFlashAttention2Paper) {
   EXPECT_NEAR(c.forward, t.forward * 0.61, 1e-12);
 }
 
+// FlashAttention-2's A100 benchmark (Dao 2023, Figure 4 (c) and (d): causal, forward + backward TFLOP/s on
+// one A100 80GB SXM4, read from the flash-attention repository's assets/flash2_a100_fwd_bwd_benchmark.png) at
+// sequences 512 to 16k and head dims 64 and 128: the published oracle of the A100 defaults' attention curves
+// (model/flash_attention_a100.h). The benchmark counts the backward as 2.5x the forward's FLOPs; trainplan
+// times it at kAttentionBackwardFactor x, so a curve pair predicts 3.5 forward FLOPs over the two passes' time.
+TEST(AttentionKernels, TheA100DefaultsReproduceFlashAttention2sBenchmark) {
+  constexpr double seqs[] = {512, 1024, 2048, 4096, 8192, 16384};
+  constexpr double bars[2][6] = {{88, 119, 140, 156, 165, 171}, {99, 133, 155, 173, 182, 189}};
+  const HardwareProfile hw = profile_for(test::scenario(kBase, {"cluster.preset=dgx-a100"}));
+  ASSERT_EQ(hw.attention_kernel, AttentionKernel::flash);
+  for (int i = 0; i < 2; ++i) {
+    const double d = i == 0 ? 64 : 128;
+    for (int j = 0; j < 6; ++j) {
+      const double f = hw.attention_forward.efficiency(seqs[j], d), b = hw.attention_backward.efficiency(seqs[j], d);
+      const double tflops = 312.0 * 3.5 / (1.0 / f + kAttentionBackwardFactor / b);
+      EXPECT_NEAR(tflops / bars[i][j], 1.0, 0.02) << "d " << d << ", s " << seqs[j];
+    }
+  }
+  // The split between the passes is the earlier flat defaults' 0.55 / 0.40.
+  EXPECT_NEAR(hw.attention_forward.max_efficiency / hw.attention_backward.max_efficiency, 0.55 / 0.40, 1e-12);
+}
+
 // Forward time of the layer's fused attention core alone, less its one launch.
 double attention_compute(const Scenario& s, const HardwareProfile& hw) {
   const OpGraph g = build_op_graph(s.model, s.training, 1);

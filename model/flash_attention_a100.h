@@ -1,0 +1,48 @@
+// FlashAttention-2's published A100 benchmark, fitted: the causal forward + backward throughput of
+// FlashAttention-2 on one A100 80GB SXM4 at head dims 64 and 128 and sequences of 512 to 16k tokens (Dao 2023, "FlashAttention-2", Figure 4 (c) and (d); the flash-attention
+// repository's assets/flash2_a100_fwd_bwd_benchmark.png). Its benchmark (benchmarks/benchmark_flash_attention.py)
+// counts a causal forward as half the full score matrix's matmul FLOPs, as trainplan does
+// (attention_flops.h), and the backward as 2.5x the forward. The attention defaults of the GPUs before Hopper
+// (model/hardware_profile.cpp) read it; docs/model.md §13.
+#pragma once
+
+#include "attention_flops.h"
+
+namespace tp {
+
+// rate = peak x share x s / (s + seq_half) x d / (d + head_dim_half), forward and backward together.
+struct CausalAttentionFit {
+  double share = 0;
+  double seq_half = 0;
+  double head_dim_half = 0;
+  // The share at a causal attention over `seq` tokens with heads of `head_dim` (no shape term where a
+  // dimension is not positive).
+  constexpr double at(double seq, double head_dim) const {
+    const double s = seq > 0 ? seq / (seq + seq_half) : 1.0;
+    const double d = head_dim > 0 ? head_dim / (head_dim + head_dim_half) : 1.0;
+    return share * s * d;
+  }
+};
+
+// FlashAttention-2: the 12 causal bars (88-189 TFLOP/s of the 312 peak) within 1.9 % (mean 0.7 %).
+inline constexpr CausalAttentionFit kFlash2A100{0.6953, 500, 15};
+// The benchmark's backward FLOPs over the forward's (flops(..., mode="fwd_bwd") = 3.5 x the forward's).
+inline constexpr double kBenchmarkBackwardFactor = 2.5;
+// FlashAttention-2's forward efficiency over its backward one, in trainplan's FLOP count: 0.55 / 0.40, the
+// split of the earlier flat defaults (Dao 2023: forward 50-73 % of peak, the backward slower). With it the
+// fitted curve's forward reaches 0.63 of the peak at s = 8,192, d = 128 (196 TFLOP/s; the paper's forward
+// alone peaks near 230).
+inline constexpr double kFlash2ForwardOverBackward = 0.55 / 0.40;
+
+// Forward and backward efficiencies (fractions of the peak, trainplan's FLOP count: the backward
+// kAttentionBackwardFactor x the forward's FLOPs) whose summed time gives the benchmark's combined
+// `share`, the forward `forward_over_backward` x the backward's.
+struct PassEfficiencies {
+  double forward = 0, backward = 0;
+};
+constexpr PassEfficiencies pass_efficiencies(double share, double forward_over_backward) {
+  const double backward = share * (1.0 / forward_over_backward + kAttentionBackwardFactor) / (1.0 + kBenchmarkBackwardFactor);
+  return {forward_over_backward * backward, backward};
+}
+
+}  // namespace tp
