@@ -1,8 +1,9 @@
 // FlashAttention-2's published A100 benchmark, fitted: the causal forward + backward throughput of
-// FlashAttention-2 on one A100 80GB SXM4 at head dims 64 and 128 and sequences of 512 to 16k tokens (Dao 2023, "FlashAttention-2", Figure 4 (c) and (d); the flash-attention
-// repository's assets/flash2_a100_fwd_bwd_benchmark.png). Its benchmark (benchmarks/benchmark_flash_attention.py)
-// counts a causal forward as half the full score matrix's matmul FLOPs, as trainplan does
-// (attention_flops.h), and the backward as 2.5x the forward. The attention defaults of the GPUs before Hopper
+// FlashAttention-2 on one A100 80GB SXM4 at head dims 64 and 128 and sequences of 512 to 16k tokens
+// (Dao 2023, "FlashAttention-2", Figure 4 (c) and (d); the flash-attention repository's
+// assets/flash2_a100_fwd_bwd_benchmark.png). Its benchmark (benchmarks/benchmark_flash_attention.py) counts
+// a causal forward as half the full score matrix's matmul FLOPs, as trainplan does (attention_flops.h), and
+// the backward as 2.5x the forward. The attention defaults of the GPUs before Hopper
 // (model/hardware_profile.cpp) read it; docs/model.md §13.
 #pragma once
 
@@ -41,7 +42,8 @@ struct PassEfficiencies {
   double forward = 0, backward = 0;
 };
 constexpr PassEfficiencies pass_efficiencies(double share, double forward_over_backward) {
-  const double backward = share * (1.0 / forward_over_backward + kAttentionBackwardFactor) / (1.0 + kBenchmarkBackwardFactor);
+  const double time_per_backward = 1.0 / forward_over_backward + kAttentionBackwardFactor;
+  const double backward = share * time_per_backward / (1.0 + kBenchmarkBackwardFactor);
   return {forward_over_backward * backward, backward};
 }
 

@@ -240,10 +240,6 @@ const FrameworkRules& framework_rules(Framework f) {
   return kRules[0];
 }
 
-// Transformer Engine picks cuDNN's fused attention on Hopper and later and FlashAttention-2 before, when
-// both apply (NeMo docs, performance/memory_optimizations.rst, "Flash Attention": "prefers cuDNN flash
-// attention on Hopper+ architectures, and Tri Dao flash attention on pre-Hopper architectures";
-// transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend).
 double kept_gradient_bytes(const Scenario& s) {
   const TrainingSpec& t = s.training;
   if (!framework_rules(t.framework).sharded_gradient_in_parameter_dtype || s.parallel.zero < 2) {
@@ -253,6 +249,10 @@ double kept_gradient_bytes(const Scenario& s) {
   return master > 0 ? master : parameter_bytes(t);
 }
 
+// Transformer Engine picks cuDNN's fused attention on Hopper and later and FlashAttention-2 before, when
+// both apply (NeMo docs, performance/memory_optimizations.rst, "Flash Attention": "prefers cuDNN flash
+// attention on Hopper+ architectures, and Tri Dao flash attention on pre-Hopper architectures";
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend).
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu) {
   if (!framework_rules(f).transformer_engine_attention) return AttentionKernel::flash;
   const bool hopper_or_later = gpu.generation == "hopper" || gpu.generation == "blackwell";
