@@ -42,8 +42,10 @@ struct PassEfficiencies {
   double forward = 0, backward = 0;
 };
 constexpr PassEfficiencies pass_efficiencies(double share, double forward_over_backward) {
-  const double time_per_backward = 1.0 / forward_over_backward + kAttentionBackwardFactor;
-  const double backward = share * time_per_backward / (1.0 + kBenchmarkBackwardFactor);
+  // Both passes' time in units of (forward FLOPs / (peak x backward efficiency)), against the benchmark's
+  // FLOPs in units of the forward's.
+  const double both_passes = 1.0 / forward_over_backward + kAttentionBackwardFactor;
+  const double backward = share * both_passes / (1.0 + kBenchmarkBackwardFactor);
   return {forward_over_backward * backward, backward};
 }
 

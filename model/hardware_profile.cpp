@@ -41,6 +41,26 @@ void HardwareProfile::normalize_measured_gemms() {
   gemm_measured = std::move(unique);
 }
 
+namespace {
+
+// Kernel-class efficiencies of a GPU without a measured profile of its own: the achieved GB/s of PyTorch's
+// kernels on one H100 SXM at the largest measured size (shared/measurements/h100-sxm/
+// torch-attention-and-kernels.json, scripts/fused_ref.py) divided by the 3.35 TB/s datasheet bandwidth,
+// as fractions of the datasheet bandwidth for every generation: what keeps a class below a copy's rate (the
+// passes inside an eager op, the norms' row reductions) is PyTorch's code (docs/model.md §13). rotary has
+// no measurement: memory_efficiency.
+void set_kernel_class_defaults(HardwareProfile& p) {
+  const std::pair<KernelClass, double> measured_gbps[] = {
+      {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
+      {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
+      {KernelClass::swiglu_fwd, 1067}, {KernelClass::swiglu_bwd, 899}, {KernelClass::residual_add, 2962},
+      {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709},
+      {KernelClass::adamw, 2517}};
+  for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
+}
+
+}  // namespace
+
 HardwareProfile default_profile(const GpuSpec& gpu) {
   HardwareProfile p;
   p.name = "defaults: " + (gpu.generation.empty() ? std::string("generic") : gpu.generation);
@@ -72,8 +92,9 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = {0.36, 0, 0, 0};
     p.attention_kernel = AttentionKernel::cudnn;
   } else {
-    // FlashAttention-2 on A100, its published benchmark fitted (model/flash_attention_a100.h): causal, so
-    // the sequence term is the causal one; a non-causal attention is read at the same curve.
+    // FlashAttention-2 on A100, its published benchmark fitted (model/flash_attention_a100.h). The fit is
+    // causal, so its sequence term is the causal one; a non-causal attention (calibration checks only: the
+    // planner's is causal) has no sequence term.
     const PassEfficiencies e = pass_efficiencies(kFlash2A100.share, kFlash2ForwardOverBackward);
     p.attention_forward = {e.forward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
     p.attention_backward = {e.backward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
@@ -83,22 +104,7 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock; the others were set from
   // training runs, at the sustained clock (clock 0; docs/model.md §13 and §15, "Sustained clock").
   if (gpu.generation == "hopper") p.clock_hz = gpu.boost_clock_hz;
-  // ---- Kernel-class efficiencies (GPUs without a measured profile of their own) ----
-  // Achieved GB/s of PyTorch's kernels on one H100 SXM at the largest measured size
-  // (shared/measurements/h100-sxm/torch-attention-and-kernels.json, scripts/fused_ref.py) divided by
-  // the 3.35 TB/s datasheet bandwidth: fractions of the datasheet bandwidth for every generation, since what
-  // keeps a class below a copy's rate (the passes inside an eager op, the norms' row reductions) is PyTorch's
-  // code (docs/model.md §13). rotary has no measurement: memory_efficiency.
-  {
-    const std::pair<KernelClass, double> measured_gbps[] = {
-        {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
-        {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
-        {KernelClass::swiglu_fwd, 1067}, {KernelClass::swiglu_bwd, 899}, {KernelClass::residual_add, 2962},
-        {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709},
-        {KernelClass::adamw, 2517}};
-    for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
-  }
-  // ---- end of kernel-class block ----
+  set_kernel_class_defaults(p);
   return p;
 }
 
