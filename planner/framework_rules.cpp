@@ -245,6 +245,10 @@ double kept_gradient_bytes(const Scenario& s) {
   if (!framework_rules(t.framework).sharded_gradient_in_parameter_dtype || s.parallel.zero < 2) {
     return element_bytes(t.grad_precision);
   }
+  return sharded_parameter_bytes(t);
+}
+
+double sharded_parameter_bytes(const TrainingSpec& t) {
   const double master = master_bytes(t);
   return master > 0 ? master : parameter_bytes(t);
 }

@@ -205,6 +205,11 @@ inline bool accumulates_unsharded_gradients(const Scenario& s) {
          s.micro_batches() > 1;
 }
 
+// Bytes per element of a sharded parameter as FSDP keeps it: the fp32 master where one is kept (mixed
+// precision shards the fp32 parameters and gathers 16-bit copies), else the parameter's own dtype (a model
+// built in 16 bits without a master, as PyTorch 1.11's FSDP ran before MixedPrecision).
+double sharded_parameter_bytes(const TrainingSpec& t);
+
 // Bytes per element of the gradients a GPU keeps across micro-batches and hands to the optimizer:
 // training.grad_precision, or the sharded parameter's dtype (the fp32 master where one is kept, else the
 // parameter's own) where the framework casts each reduced shard back (sharded_gradient_in_parameter_dtype).

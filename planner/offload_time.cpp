@@ -4,6 +4,7 @@
 
 #include "estimate.h"
 #include "estimate_parts.h"
+#include "framework_rules.h"
 
 namespace tp {
 
@@ -23,12 +24,15 @@ double host_memory_bandwidth(const GpuSpec& gpu) {
 
 namespace {
 
-// Host bytes per parameter of one optimizer step: read and write the fp32 parameter and each fp32
-// state, read the fp32 gradient; ZeRO-Offload also writes the 16-bit copy it sends back to the GPU.
-double cpu_step_bytes_per_param(const TrainingSpec& t) {
+// Host bytes per parameter of one optimizer step: read and write the parameter and each fp32 state, read
+// the gradient. ZeRO-Offload steps its fp32 master with fp32 gradients and also writes the 16-bit copy it
+// sends back to the GPU; FSDP steps the host shard in its own dtype with the gradient FSDP keeps
+// (framework_rules.h: fp32 under mixed precision, 16-bit for a 16-bit model without a master).
+double cpu_step_bytes_per_param(const Scenario& s) {
+  const TrainingSpec& t = s.training;
   const double states = optimizer_bytes_per_param(t.optimizer);
-  const double copy16 = t.framework == Framework::deepspeed ? 2.0 : 0.0;
-  return 2.0 * 4.0 + 2.0 * states + 4.0 + copy16;
+  if (t.framework == Framework::deepspeed) return 2.0 * 4.0 + 2.0 * states + 4.0 + 2.0;
+  return 2.0 * sharded_parameter_bytes(t) + 2.0 * states + kept_gradient_bytes(s);
 }
 
 // Slowdown of the framework's CPU optimizer relative to one streaming pass over those bytes.
@@ -51,7 +55,7 @@ double cpu_optimizer_slowdown(const TrainingSpec& t) {
 
 double cpu_optimizer_seconds(const Scenario& s, double shard) {
   const double node_params = shard * s.cluster.gpus_per_node;
-  return node_params * cpu_step_bytes_per_param(s.training) * cpu_optimizer_slowdown(s.training) /
+  return node_params * cpu_step_bytes_per_param(s) * cpu_optimizer_slowdown(s.training) /
          host_memory_bandwidth(s.cluster.gpu);
 }
 
@@ -65,14 +69,15 @@ OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double 
   const double pcie = host_link_rate(s, hw);
   const double grad16 = element_bytes(t.grad_precision);
   if (params_on_host) {
-    // FSDP CPUOffload(offload_params=True): the fp32 parameter shard lives on the host and
-    // FlatParamHandle.pre_unshard copies it to the GPU before every all-gather, forward and backward
+    // FSDP CPUOffload(offload_params=True): the parameter shard (fp32 under mixed precision, else the
+    // model's own dtype: sharded_parameter_bytes) lives on the host and FlatParamHandle.pre_unshard copies it to the GPU before every all-gather, forward and backward
     // (torch/distributed/fsdp/_flat_param.py, _use_low_precision_shard / flat_param_to); DeepSpeed's
     // offload_param keeps the 16-bit partition on the host and copies it per fetch
-    // (runtime/zero/partitioned_param_coordinator.py). Gradients go to the host after every backward.
-    const double host_param_bytes = t.framework == Framework::deepspeed ? 2.0 : 4.0;
-    r.gather_h2d = shard * host_param_bytes / pcie;
-    r.grads_d2h = micro_batches * shard * (t.framework == Framework::deepspeed ? grad16 : 4.0) / pcie;
+    // (runtime/zero/partitioned_param_coordinator.py). Gradients go to the host after every backward,
+    // FSDP's in the shard's dtype (kept_gradient_bytes).
+    const bool deepspeed = t.framework == Framework::deepspeed;
+    r.gather_h2d = shard * (deepspeed ? 2.0 : sharded_parameter_bytes(t)) / pcie;
+    r.grads_d2h = micro_batches * shard * (deepspeed ? grad16 : kept_gradient_bytes(s)) / pcie;
   } else {
     // ZeRO-Offload (Ren et al. 2021, sec. 4.1): 16-bit gradients down as they are reduced, overlapping
     // the backward; after the CPU step the updated 16-bit parameters come back to the GPU.

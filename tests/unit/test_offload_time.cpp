@@ -1,7 +1,7 @@
 // Host offload (planner/offload_time.h), by hand computation.
 // Oracles: bytes per parameter counted from what each step reads and writes (fp32 parameter and
 // states read and written, fp32 gradient read, DeepSpeed's 16-bit copy written: Adam 28 B, DeepSpeed
-// Adam 30 B, SGD 12 B); the DGX hosts' memory channels from their datasheets (DGX A100: 2 x 8 x
+// Adam 30 B, SGD 12 B; SGD on an fp16 FSDP shard without a master 6 B); the DGX hosts' memory channels from their datasheets (DGX A100: 2 x 8 x
 // DDR4-3200 = 409.6 GB/s; DGX H100: 2 x 8 x DDR5-4800 = 614.4 GB/s) at 0.8; PCIe per GPU and
 // direction from the catalog (A100 32 GB/s, H100 64 GB/s) at the profile's efficiency, shared by the GPUs
 // behind one PCIe switch (the DGX A100's four switches serve two GPUs each: cluster.gpus_per_host_link 2;
@@ -53,6 +53,20 @@ TEST(OffloadTime, FsdpOffloadParamsSgdOnDgxH100) {
   EXPECT_NEAR(o.gather_h2d, 1e9 * 4 / pcie, 1e-12);      // the fp32 shard before every gather
   EXPECT_NEAR(o.grads_d2h, 2 * 1e9 * 4 / pcie, 1e-12);   // fp32 gradients after each of 2 backwards
   EXPECT_DOUBLE_EQ(o.params_h2d, 0.0);                    // the next gather copies them
+}
+
+TEST(OffloadTime, FsdpOffloadOfASixteenBitModelMovesSixteenBitShards) {
+  // PyTorch 1.11's FSDP on a model built in fp16 without a master (the FSDP blog's runs): the host shard
+  // and its gradients are fp16, so each copy moves 2 B per parameter, and SGD reads and writes the 2 B
+  // parameter and reads the 2 B gradient: 6 B, 8 x 1e9 over 491.52 GB/s.
+  const Scenario s = offload_scenario("dgx-h100", "framework: fsdp, precision: fp16, optimizer: sgd, master_weights: none",
+                                      "params: cpu, optimizer: cpu");
+  const HardwareProfile hw = profile_for(s);
+  const OffloadTimes o = offload_times(s, hw, 1e9, 2);
+  const double pcie = 64e9 * hw.pcie_efficiency;
+  EXPECT_NEAR(o.gather_h2d, 1e9 * 2 / pcie, 1e-12);
+  EXPECT_NEAR(o.grads_d2h, 2 * 1e9 * 2 / pcie, 1e-12);
+  EXPECT_NEAR(o.cpu_step, 8 * 1e9 * 6 / 491.52e9, 1e-9);
 }
 
 TEST(OffloadTime, TorchCpuAdamIsSixTimesTheStreamingPass) {
