@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attention_curves.h"
 #include "framework_rules.h"
 #include "report.h"
 #include "sustained_clock.h"
@@ -110,13 +111,16 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
                  {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
-  const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel);
+  const FusedAttentionCurves curves = fused_attention_curves(s.training, s.cluster.gpu, hw);
+  const AttentionSpeed& speed = curves.speed;
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"unpad", s.training.attention_unpad},
                     // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
                     {"kernel", s.training.flash_attention ? to_string(attention_kernel_of(s.training, s.cluster.gpu))
                                                           : "unfused"},
                     {"profile_kernel", to_string(hw.attention_kernel)},
+                    // The curves `speed` applies to: the profile's, or FlashAttention-2's published one.
+                    {"curve", curves.published ? "flash2_published" : "profile"},
                     {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},

@@ -5,6 +5,7 @@
 
 #include "estimate_parts.h"
 #include "format_units.h"
+#include "attention_curves.h"
 #include "framework_rules.h"
 #include "report.h"
 #include "sustained_clock.h"
@@ -185,13 +186,17 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
         << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
   }
-  if (const AttentionSpeed speed = fused_attention_speed(s.training, s.cluster.gpu, hw.attention_kernel); !speed.same()) {
+  if (const FusedAttentionCurves a = fused_attention_curves(s.training, s.cluster.gpu, hw); a.published || !a.speed.same()) {
     const std::string whose =
         s.training.attention_kernel ? "training.attention_kernel" : std::string(to_string(s.training.framework)) + "'s kernel";
-    out << "    fused attention: " << to_string(attention_kernel_of(s.training, s.cluster.gpu)) << " (" << whose << ") at x"
-        << format_fixed(speed.forward, 2);
-    if (speed.backward != speed.forward) out << " forward, x" << format_fixed(speed.backward, 2) << " backward,";
-    out << " the profile's " << to_string(hw.attention_kernel) << " curve\n";
+    out << "    fused attention: " << to_string(attention_kernel_of(s.training, s.cluster.gpu)) << " (" << whose << ") at ";
+    if (!a.speed.same()) {
+      out << "x" << format_fixed(a.speed.forward, 2);
+      if (a.speed.backward != a.speed.forward) out << " forward, x" << format_fixed(a.speed.backward, 2) << " backward,";
+      out << " ";
+    }
+    if (a.published) out << "FlashAttention-2's published " << s.cluster.gpu.generation << " curve\n";
+    else out << "the profile's " << to_string(a.described) << " curve\n";
   }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "

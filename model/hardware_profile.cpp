@@ -4,7 +4,7 @@
 #include <tuple>
 #include <utility>
 
-#include "flash_attention_a100.h"
+#include "flash_attention_fits.h"
 #include "scenario.h"
 
 namespace tp {
@@ -92,12 +92,10 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = {0.36, 0, 0, 0};
     p.attention_kernel = AttentionKernel::cudnn;
   } else {
-    // FlashAttention-2 on A100, its published benchmark fitted (model/flash_attention_a100.h). The fit is
-    // causal, so its sequence term is the causal one; a non-causal attention (calibration checks only: the
-    // planner's is causal) has no sequence term.
-    const PassEfficiencies e = pass_efficiencies(kFlash2A100.share, kFlash2ForwardOverBackward);
-    p.attention_forward = {e.forward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
-    p.attention_backward = {e.backward, 0, kFlash2A100.head_dim_half, kFlash2A100.seq_half};
+    // FlashAttention-2 on A100, its published benchmark fitted (model/flash_attention_fits.h).
+    const Flash2Curves curves = flash2_curves(kFlash2A100);
+    p.attention_forward = curves.forward;
+    p.attention_backward = curves.backward;
     p.attention_kernel = AttentionKernel::flash;
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);

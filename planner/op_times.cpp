@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention_curves.h"
 #include "attention_flops.h"
 #include "framework_rules.h"
 #include "gemm_shapes.h"
@@ -55,18 +56,18 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   // Causal masking: fused kernels skip the masked half of the score blocks.
   const double causal = attention_executed_share(fused, true);
   const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
-  // Fused: the profile's curve over the (context-parallel local) sequence and head dim, causal, at the
-  // throughput of the kernel the framework runs relative to the one the curve describes (framework_rules.h).
+  // Fused: the curve over the (context-parallel local) sequence and head dim, causal, at the throughput of
+  // the kernel the framework runs relative to the one the curve describes (planner/attention_curves.h).
   const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
   const double hd = static_cast<double>(c.s.model.head_dim);
-  const AttentionSpeed speed = fused_attention_speed(c.s.training, c.s.cluster.gpu, c.hw.attention_kernel);
+  const FusedAttentionCurves curves = fused_attention_curves(c.s.training, c.s.cluster.gpu, c.hw);
   // The kernel computes the head padded to its tile (framework_rules.h); the curves are measured on heads
   // of 64 and 128, which every kernel runs unpadded, so they are read at the tile and the padded columns
   // count as lost throughput.
   const double tile = attention_tile_head_dim(attention_kernel_of(c.s.training, c.s.cluster.gpu), hd);
   const double useful = tile > 0 ? hd / tile : 1.0;
-  const double eff_f = fused ? c.hw.attention_forward.efficiency(seq, tile) * speed.forward * useful : c.hw.attention_unfused;
-  const double eff_b = fused ? c.hw.attention_backward.efficiency(seq, tile) * speed.backward * useful : c.hw.attention_unfused;
+  const double eff_f = fused ? curves.forward.efficiency(seq, tile) * curves.speed.forward * useful : c.hw.attention_unfused;
+  const double eff_b = fused ? curves.backward.efficiency(seq, tile) * curves.speed.backward * useful : c.hw.attention_unfused;
   // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock.
   const double clock = fused ? c.tensor_time_scale : 1.0;
   double fwd = std::max(clock * flops / (c.peak_attn * eff_f), mem_time) + launch * (fused ? 1 : 3);

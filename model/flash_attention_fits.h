@@ -1,13 +1,15 @@
-// FlashAttention-2's published A100 benchmark, fitted: the causal forward + backward throughput of
-// FlashAttention-2 on one A100 80GB SXM4 at head dims 64 and 128 and sequences of 512 to 16k tokens
-// (Dao 2023, "FlashAttention-2", Figure 4 (c) and (d); the flash-attention repository's
-// assets/flash2_a100_fwd_bwd_benchmark.png). Its benchmark (benchmarks/benchmark_flash_attention.py) counts
-// a causal forward as half the full score matrix's matmul FLOPs, as trainplan does (attention_flops.h), and
-// the backward as 2.5x the forward. The attention defaults of the GPUs before Hopper
-// (model/hardware_profile.cpp) read it; docs/model.md §13.
+// FlashAttention-2's published benchmarks, fitted: the causal forward + backward throughput of
+// FlashAttention-2 on one GPU at head dims 64 and 128 and sequences of 512 to 16k tokens (Dao 2023,
+// "FlashAttention-2"; the flash-attention repository's assets/flash2_a100_fwd_bwd_benchmark.png, Figure 4 (c)
+// and (d), and assets/flash2_h100_fwd_bwd_benchmark.png, its H100 80GB SXM5 figure (c) and (d)). Its benchmark
+// (benchmarks/benchmark_flash_attention.py) counts a causal forward as half the full score matrix's matmul
+// FLOPs, as trainplan does (attention_flops.h), and the backward as 2.5x the forward. The attention defaults
+// of the GPUs before Hopper (model/hardware_profile.cpp) and FlashAttention-2's kernels on a Hopper profile
+// of cuDNN curves (planner/attention_curves.h) read them; docs/model.md §13 and §20.
 #pragma once
 
 #include "attention_flops.h"
+#include "hardware_profile.h"
 
 namespace tp {
 
@@ -25,8 +27,11 @@ struct CausalAttentionFit {
   }
 };
 
-// FlashAttention-2: the 12 causal bars (88-189 TFLOP/s of the 312 peak) within 1.9 % (mean 0.7 %).
+// FlashAttention-2 on A100: the 12 causal bars (88-189 TFLOP/s of the 312 peak) within 1.9 % (mean 0.7 %).
 inline constexpr CausalAttentionFit kFlash2A100{0.6953, 500, 15};
+// FlashAttention-2 on H100 (the Ampere mma.sync kernels; it has no Hopper path): the 12 causal bars
+// (141-328 TFLOP/s of the 989 dense 16-bit peak) within 2.0 % (mean 0.6 %), least squares on the log.
+inline constexpr CausalAttentionFit kFlash2H100{0.3981, 540, 22.5};
 // The benchmark's backward FLOPs over the forward's (flops(..., mode="fwd_bwd") = 3.5 x the forward's).
 inline constexpr double kBenchmarkBackwardFactor = 2.5;
 // FlashAttention-2's forward efficiency over its backward one, in trainplan's FLOP count: 0.55 / 0.40, the
@@ -47,6 +52,17 @@ constexpr PassEfficiencies pass_efficiencies(double share, double forward_over_b
   const double both_passes = 1.0 / forward_over_backward + kAttentionBackwardFactor;
   const double backward = share * both_passes / (1.0 + kBenchmarkBackwardFactor);
   return {forward_over_backward * backward, backward};
+}
+
+// A fit as the forward and backward curves of a profile (hardware_profile.h): the passes split as
+// kFlash2ForwardOverBackward, and its sequence term a causal one (the fit is causal; a non-causal
+// attention, which only calibration checks time, gets none).
+struct Flash2Curves {
+  AttentionCurve forward, backward;
+};
+constexpr Flash2Curves flash2_curves(const CausalAttentionFit& fit) {
+  const PassEfficiencies e = pass_efficiencies(fit.share, kFlash2ForwardOverBackward);
+  return {{e.forward, 0, fit.head_dim_half, fit.seq_half}, {e.backward, 0, fit.head_dim_half, fit.seq_half}};
 }
 
 }  // namespace tp

@@ -1,0 +1,28 @@
+// The curves a scenario's fused attention is timed at: its profile's, or FlashAttention-2's published
+// curve for the GPU's generation (docs/model.md §20, "Attention kernels").
+#pragma once
+
+#include "framework_rules.h"
+#include "hardware_profile.h"
+#include "specs.h"
+
+namespace tp {
+
+struct FusedAttentionCurves {
+  AttentionCurve forward, backward;          // read at the (local) sequence and the kernel's head-dim tile
+  AttentionSpeed speed;                      // the run's kernel against the kernel the curves describe
+  AttentionKernel described = AttentionKernel::cudnn;  // the kernel the curves describe
+  bool published = false;                    // FlashAttention-2's published curve, not the profile's
+};
+
+// A profile's curves describe one kernel (HardwareProfile::attention_kernel). A run of another kernel reads
+// them times that kernel's throughput against the profile's (attention_kernel_speed), except where the run's
+// kernel is FlashAttention-2 or MPT's Triton kernel, the profile's curves are cuDNN's, and FlashAttention-2
+// has a published curve for the GPU's generation (Hopper: kFlash2H100, model/flash_attention_fits.h). Then
+// it reads that curve times the kernel's rate against FlashAttention-2: cuDNN's short-sequence fall-off is
+// cuDNN's own (the H100 profile's backward halves at s = 489 and again, causal, at 653), and
+// FlashAttention-2 keeps more of its rate there (the published H100 bars; the measured SDPA kernels of
+// h100-pytorch-kernel-time.json). Explicit attention (flash_attention: false): the profile's, speed 1.
+FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec& gpu, const HardwareProfile& hw);
+
+}  // namespace tp
