@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "attention_curves.h"
 #include "estimate_parts.h"
 #include "format_units.h"
-#include "attention_curves.h"
 #include "framework_rules.h"
 #include "report.h"
 #include "sustained_clock.h"

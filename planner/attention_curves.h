@@ -23,6 +23,7 @@ struct FusedAttentionCurves {
 // cuDNN's own (the H100 profile's backward halves at s = 489 and again, causal, at 653), and
 // FlashAttention-2 keeps more of its rate there (the published H100 bars; the measured SDPA kernels of
 // h100-pytorch-kernel-time.json). Explicit attention (flash_attention: false): the profile's, speed 1.
+// The one rule the step time and the reports read.
 FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec& gpu, const HardwareProfile& hw);
 
 }  // namespace tp

@@ -290,9 +290,6 @@ double attention_tile_head_dim(AttentionKernel k, double head_dim) {
   return head_dim;
 }
 
-AttentionSpeed fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled) {
-  return t.flash_attention ? attention_kernel_speed(attention_kernel_of(t, gpu), profiled) : AttentionSpeed{};
-}
 
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {
   Zero3Settings z;

@@ -237,10 +237,6 @@ AttentionSpeed attention_kernel_speed(AttentionKernel runs, AttentionKernel prof
 // tiles"): kernels are compiled for a few head-dim tiles and pad a head up to the next one, so a head of
 // 112 costs the 128 tile.
 double attention_tile_head_dim(AttentionKernel k, double head_dim);
-// A scenario's fused attention against a profile whose curves describe `profiled`: its kernel's speed,
-// 1 with explicit attention (flash_attention: false, timed at the profile's unfused rate). The one rule
-// the step time and the reports read.
-AttentionSpeed fused_attention_speed(const TrainingSpec& t, const GpuSpec& gpu, AttentionKernel profiled);
 
 // The ZeRO-3 gather settings a scenario runs with: the scenario's `memory.zero3_*` keys where given
 // (DeepSpeed's ds_config stage3_* keys, model/scenario_sections.cpp read_memory), else the framework's

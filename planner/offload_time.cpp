@@ -70,7 +70,8 @@ OffloadTimes offload_times(const Scenario& s, const HardwareProfile& hw, double 
   const double grad16 = element_bytes(t.grad_precision);
   if (params_on_host) {
     // FSDP CPUOffload(offload_params=True): the parameter shard (fp32 under mixed precision, else the
-    // model's own dtype: sharded_parameter_bytes) lives on the host and FlatParamHandle.pre_unshard copies it to the GPU before every all-gather, forward and backward
+    // model's own dtype: sharded_parameter_bytes) lives on the host and FlatParamHandle.pre_unshard copies
+    // it to the GPU before every all-gather, forward and backward
     // (torch/distributed/fsdp/_flat_param.py, _use_low_precision_shard / flat_param_to); DeepSpeed's
     // offload_param keeps the 16-bit partition on the host and copies it per fetch
     // (runtime/zero/partitioned_param_coordinator.py). Gradients go to the host after every backward,
