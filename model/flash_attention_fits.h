@@ -13,18 +13,12 @@
 
 namespace tp {
 
-// rate = peak x share x s / (s + seq_half) x d / (d + head_dim_half), forward and backward together.
+// rate = peak x share x s / (s + seq_half) x d / (d + head_dim_half), forward and backward together
+// (flash2_curves below turns it into a profile's two AttentionCurves, which evaluate it).
 struct CausalAttentionFit {
   double share = 0;
   double seq_half = 0;
   double head_dim_half = 0;
-  // The share at a causal attention over `seq` tokens with heads of `head_dim` (no shape term where a
-  // dimension is not positive).
-  constexpr double at(double seq, double head_dim) const {
-    const double s = seq > 0 ? seq / (seq + seq_half) : 1.0;
-    const double d = head_dim > 0 ? head_dim / (head_dim + head_dim_half) : 1.0;
-    return share * s * d;
-  }
 };
 
 // FlashAttention-2 on A100: the 12 causal bars (88-189 TFLOP/s of the 312 peak) within 1.9 % (mean 0.7 %).

@@ -290,7 +290,6 @@ double attention_tile_head_dim(AttentionKernel k, double head_dim) {
   return head_dim;
 }
 
-
 Zero3Settings zero3_settings_of(const FrameworkRules& fw, const MemorySettings& m) {
   Zero3Settings z;
   z.whole_layers = fw.zero3_whole_layers;

@@ -80,17 +80,22 @@ TEST(AttentionKernels, TheA100DefaultsReproduceFlashAttention2sBenchmark) {
 }
 
 // Forward time of the layer's fused attention core alone, less its one launch.
-double attention_compute(const Scenario& s, const HardwareProfile& hw) {
+// Times of the layer's fused attention core alone, one GPU, micro-batches of `b` sequences.
+OpTimes attention_core_times(const Scenario& s, const HardwareProfile& hw, double b) {
   const OpGraph g = build_op_graph(s.model, s.training, 1);
   std::vector<Op> core;
   for (const Op& op : g.layer) {
     if (op.kind == OpKind::attention_core) core.push_back(op);
   }
   EXPECT_EQ(core.size(), 1u);
-  const OpTimeContext c{s, hw, 1, 1, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
+  const OpTimeContext c{s, hw, 1, 1, false, b, s.cluster.gpu.peak_for(Precision::bf16).value,
                         attention_peak(s.cluster.gpu, Precision::bf16).value,
                         s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
-  return time_ops(core, c).attention - hw.kernel_launch.value;
+  return time_ops(core, c);
+}
+
+double attention_compute(const Scenario& s, const HardwareProfile& hw) {
+  return attention_core_times(s, hw, 1.0).attention - hw.kernel_launch.value;
 }
 
 TEST(AttentionKernels, SdpaOnACudnnProfileIsSlowerByTheMeasuredRatio) {
@@ -165,17 +170,7 @@ TEST(AttentionKernels, SdpaAttentionMatchesTheMeasuredH100Kernels) {
     ASSERT_GT(fwd, 0) << k.kernel_case;
     ASSERT_GT(bwd, 0) << k.kernel_case;
     const Scenario s = load_scenario_file(test::source_path(std::string("scenarios/validation/h100-pytorch/") + k.scenario));
-    const HardwareProfile hw = profile_for(s);
-    const OpGraph g = build_op_graph(s.model, s.training, 1);
-    std::vector<Op> core;
-    for (const Op& op : g.layer) {
-      if (op.kind == OpKind::attention_core) core.push_back(op);
-    }
-    ASSERT_EQ(core.size(), 1u);
-    const OpTimeContext c{s, hw, 1, 1, false, static_cast<double>(s.training.micro_batch),
-                          s.cluster.gpu.peak_for(Precision::bf16).value, attention_peak(s.cluster.gpu, Precision::bf16).value,
-                          s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
-    const OpTimes t = time_ops(core, c);
+    const OpTimes t = attention_core_times(s, profile_for(s), static_cast<double>(s.training.micro_batch));
     const double micro_batches = static_cast<double>(s.training.global_batch / s.training.micro_batch);
     const double layers = static_cast<double>(s.model.layers) * micro_batches;
     const double predicted = layers * (t.fwd + t.bwd), both = fwd + bwd;
