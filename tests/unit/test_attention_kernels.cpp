@@ -79,7 +79,6 @@ TEST(AttentionKernels, TheA100DefaultsReproduceFlashAttention2sBenchmark) {
   EXPECT_NEAR(hw.attention_forward.max_efficiency / hw.attention_backward.max_efficiency, 0.55 / 0.40, 1e-12);
 }
 
-// Forward time of the layer's fused attention core alone, less its one launch.
 // Times of the layer's fused attention core alone, one GPU, micro-batches of `b` sequences.
 OpTimes attention_core_times(const Scenario& s, const HardwareProfile& hw, double b) {
   const OpGraph g = build_op_graph(s.model, s.training, 1);
@@ -94,6 +93,7 @@ OpTimes attention_core_times(const Scenario& s, const HardwareProfile& hw, doubl
   return time_ops(core, c);
 }
 
+// Forward time of the layer's fused attention core alone, one sequence, less its one launch.
 double attention_compute(const Scenario& s, const HardwareProfile& hw) {
   return attention_core_times(s, hw, 1.0).attention - hw.kernel_launch.value;
 }
