@@ -25,12 +25,7 @@ double predict_gemm(const HardwareProfile& hw, const GpuSpec& gpu, const Measure
 double predict_attention(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
   const double peak = attention_peak(gpu, it.dtype).value;
   if (peak <= 0) return fit_detail::kNaN;
-  double eff = hw.attention_unfused;
-  if (it.impl == AttentionImpl::fused) {
-    const AttentionCurve& c = it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward;
-    eff = c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim), it.attention.causal);
-  }
-  return attention_flops(it) / (peak * eff);
+  return attention_flops(it) / (peak * profile_attention_efficiency(hw, gpu, it));
 }
 
 double predict_collective(const HardwareProfile& hw, const ClusterSpec& cluster, const Measurement& it) {

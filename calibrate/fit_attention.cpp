@@ -4,6 +4,7 @@
 // not averaged. Unfused: the geometric mean of the measured efficiency. docs/calibration.md.
 #include <cmath>
 
+#include "attention_grid.h"
 #include "fit_internal.h"
 
 namespace tp::fit_detail {
@@ -21,8 +22,18 @@ AttentionCurve curve_of(const std::vector<double>& x) {
   return {logistic(x[0]), std::exp(x[1]), std::exp(x[2]), x.size() > 3 ? std::exp(x[3]) : 0.0};
 }
 
-double curve_at(const AttentionCurve& c, const Measurement& it) {
-  return c.efficiency(static_cast<double>(it.attention.seq_kv), static_cast<double>(it.attention.head_dim), it.attention.causal);
+// The balance of a fused case's grid: the curves describe the kernel on a full GPU, each case ran on its
+// own grid (model/attention_grid.h).
+double grid_balance(const Measurement& it, const GpuSpec& gpu) {
+  const AttentionShape& a = it.attention;
+  const AttentionPass pass = it.op == MeasuredOp::attention_forward ? AttentionPass::forward : AttentionPass::backward;
+  return attention_grid_balance(static_cast<double>(a.batch * a.heads), static_cast<double>(a.seq_q),
+                                static_cast<double>(gpu.sms), a.causal, pass);
+}
+
+double curve_at(const AttentionCurve& c, const Measurement& it, const GpuSpec& gpu) {
+  return c.efficiency(static_cast<double>(it.attention.seq_q), static_cast<double>(it.attention.head_dim), it.attention.causal) *
+         grid_balance(it, gpu);
 }
 
 void fit_fused(const std::vector<const Measurement*>& all, const char* family, AttentionCurve& target,
@@ -36,7 +47,7 @@ void fit_fused(const std::vector<const Measurement*>& all, const char* family, A
     std::vector<double> res;
     for (const Measurement* it : fit_items) {
       const double e = efficiency_of(*it, o.cluster.gpu);
-      res.push_back(std::log(e / curve_at(c, *it)));  // = log(t_pred / t)
+      res.push_back(std::log(e / curve_at(c, *it, o.cluster.gpu)));  // = log(t_pred / t)
     }
     return res;
   };
@@ -53,7 +64,7 @@ void fit_fused(const std::vector<const Measurement*>& all, const char* family, A
     for (const Measurement* it : items) {
       const double e = efficiency_of(*it, o.cluster.gpu);
       t.push_back(it->time.median);
-      t_pred.push_back(it->time.median * e / curve_at(target, *it));
+      t_pred.push_back(it->time.median * e / curve_at(target, *it, o.cluster.gpu));
     }
   };
   std::vector<double> a, b, c, d;
@@ -113,6 +124,19 @@ std::string fused_attention_algorithm(const Measurements& m) {
   }
   return !mixed && attention_kernel_named(common) ? common : "";
 }
+
+}  // namespace tp::fit_detail
+
+namespace tp {
+
+double profile_attention_efficiency(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
+  if (it.impl == AttentionImpl::unfused) return hw.attention_unfused;
+  return fit_detail::curve_at(it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward, it, gpu);
+}
+
+}  // namespace tp
+
+namespace tp::fit_detail {
 
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
   const std::string algorithm = fused_attention_algorithm(m);

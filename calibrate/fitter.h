@@ -106,6 +106,12 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options);
 std::string fitted_profile_yaml(const FitResult& r);
 void save_fitted_profile(const FitResult& r, const std::string& path);  // atomic
 
+// The profile's efficiency for one measured attention case, as the planner reads it: the fused curve at
+// the case's sequence, head dim and mask times the balance of its grid on the GPU's SMs
+// (model/attention_grid.h), or the unfused constant. The fit, its checks and the calibration view all
+// compare measurements against this.
+double profile_attention_efficiency(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it);
+
 // --- building blocks (exposed for the tests) ---
 
 // Weighted least squares of t = a + b x with weights 1/t^2 (relative errors). Returns {a, b}.

@@ -55,15 +55,6 @@ void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec
   }
 }
 
-// The profile's attention efficiency for one measured case: the fused curve at its sequence, head dim and
-// mask, or the unfused constant.
-double profile_attention_efficiency(const HardwareProfile& hw, const Measurement& it) {
-  if (it.impl == AttentionImpl::unfused) return hw.attention_unfused;
-  const AttentionCurve& curve = it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward;
-  return curve.efficiency(static_cast<double>(it.attention.seq_q), static_cast<double>(it.attention.head_dim),
-                          it.attention.causal);
-}
-
 void attention_views(const Measurements& m, const HardwareProfile& hw, const GpuSpec& gpu, CalibrationView& v) {
   std::map<std::string, std::vector<double>> eff, predicted;
   for (const Measurement& it : m.items) {
@@ -73,7 +64,7 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
     const std::string what = it.impl == AttentionImpl::unfused ? "unfused"
                              : it.op == MeasuredOp::attention_forward ? "fused forward" : "fused backward";
     eff[what].push_back(attention_flops(it) / (it.time.median * peak));
-    predicted[what].push_back(profile_attention_efficiency(hw, it));
+    predicted[what].push_back(profile_attention_efficiency(hw, gpu, it));
   }
   for (const char* what : {"fused forward", "fused backward", "unfused"}) {
     const auto it = eff.find(what);

@@ -73,6 +73,7 @@ GpuSpec read_gpu_fields(MapReader& r, GpuSpec g) {
   g.pcie = ByteRate(r.quantity("pcie", Dim::byte_rate, g.pcie.value));
   g.boost_clock_hz = r.quantity("boost_clock", Dim::frequency, g.boost_clock_hz, kAnyPositive);
   g.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, g.sustained_clock_hz, kAnyPositive);
+  g.sms = static_cast<int>(r.integer("sms", g.sms, 1, 100000));
   return g;
 }
 

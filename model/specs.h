@@ -146,6 +146,9 @@ struct GpuSpec {
   // multi-GPU server holds under tensor-core load at its power cap (docs/model.md §15, "Sustained clock").
   double boost_clock_hz = 0;
   double sustained_clock_hz = 0;
+  // Streaming multiprocessors (AMD: compute units); 0 = not in the catalog: a fused attention kernel's
+  // grid is taken to fill the GPU (model/attention_grid.h).
+  int sms = 0;
   FlopRate peak_for(Precision p) const { return peak[static_cast<int>(p)]; }
 };
 

@@ -2,7 +2,9 @@
 // the fitter tests. Each family follows the model the fitter assumes, written out here independently:
 //   GEMM        t = latency + (c^4 + w^4)^(1/4), c = 2 M N K / (peak x eff x K / (K + k_half)),
 //               w = ((M K + K N) x in bytes + M N x out bytes) / (bw_eff x HBM bandwidth)
-//   attention   t = FLOPs / (peak16 x eff), FLOPs = 4 b h s^2 d (fused causal: half; backward: x2)
+//   attention   t = FLOPs / (peak16 x eff x balance), FLOPs = 4 b h s^2 d (fused causal: half; backward: x2),
+//               balance: the fused grid's on the GPU's SMs, model/attention_grid.h (checked against a
+//               simulated block schedule in tests/unit/test_attention_grid.cpp); 1 unfused
 //   memory      t = t0 + bytes / (eff x datasheet bandwidth)
 //   collectives t = alpha + S x bus_factor / B   (nccl-tests S and bus factors)
 //   power       idle and GEMM-phase watts
@@ -12,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "attention_grid.h"
 #include "catalog.h"
 #include "collectives.h"
 #include "measurements.h"
@@ -126,7 +129,11 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
               x.attention = a;
               double flops = full * (impl == 0 && causal ? 0.5 : 1.0) * (bwd ? 2.0 : 1.0);
               const double eff = impl == 1 ? truth.attention_unfused : (bwd ? truth.attention_backward : truth.attention_forward);
-              x.time = stats_of(noisy(flops / (peak16 * eff), noise, rng));
+              const double balance =
+                  impl == 1 ? 1.0
+                            : attention_grid_balance(static_cast<double>(a.batch * a.heads), static_cast<double>(s),
+                                                     gpu.sms, causal, bwd ? AttentionPass::backward : AttentionPass::forward);
+              x.time = stats_of(noisy(flops / (peak16 * eff * balance), noise, rng));
               x.rate = flops / x.time.median;
               m.items.push_back(x);
             }

@@ -154,6 +154,15 @@ TEST(InputErrors, BelowTheMinimumNamesItWithItsUnit) {
   EXPECT_TRUE(fails_at(y.str(), "0.5 W", 0, "cluster.gpu.tdp", {"value '0.5 W' must be at least 1 W"}));
 }
 
+// A GPU's SM count (model/attention_grid.h) is a whole number of at least 1.
+TEST(InputErrors, GpuSmsIsAPositiveInteger) {
+  Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, sms: 13.5}}";
+  EXPECT_TRUE(fails_at(y.str(), "13.5", 0, "cluster.gpu.sms", {"expected an integer", "'13.5'"}));
+  y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, sms: 0}}";
+  EXPECT_TRUE(fails_at(y.str(), "0}", 0, "cluster.gpu.sms", {"out of range", "[1, 100000]"}));
+}
+
 TEST(InputErrors, UnknownUnitInCosts) {
   Yaml y;
   y.extra = "costs: {gpu_hour: 2.5 EUR/h}\n";

@@ -71,8 +71,10 @@ TEST(ReportSweep, GridOverTheScenarioNamesImpossibleLayouts) {
 }
 
 // Oracle: synthetic measurements made from known constants (tests/calibrate/synthetic.h), without
-// noise: the attention bars must show the truth (52% fused forward) for both the measurement and
-// the fitted profile.
+// noise: the attention bars must show the truth for both the measurement and the fitted profile: 52 %
+// fused forward on a full GPU, times its grids' balance on the H100's 132 SMs (model/attention_grid.h). By
+// hand: 12 causal cases at 0.9621, 0.9627, 0.9657 (s 8,192, 4,096, 1,024) and 12 full ones of 4,096 equal
+// blocks in 32 waves of 132, 0.9697; the median is (0.9657 + 0.9697) / 2 = 0.9677, and 52 x 0.9677 = 50.32.
 TEST(ReportCalibration, ChartsOfSyntheticMeasurements) {
   const test::SyntheticTruth truth;
   const fs::path meas = fs::path(::testing::TempDir()) / "trainplan-report-measurements.json";
@@ -91,7 +93,7 @@ TEST(ReportCalibration, ChartsOfSyntheticMeasurements) {
   }
   EXPECT_NE(svgs[0].find("bf16"), std::string::npos);
   EXPECT_NE(svgs[2].find("fused forward"), std::string::npos);
-  EXPECT_NE(svgs[2].find("measured 52, profile 52"), std::string::npos);
+  EXPECT_NE(svgs[2].find("measured 50.32, profile 50.32"), std::string::npos);
   EXPECT_NE(svgs[2].find("unfused"), std::string::npos);
   EXPECT_NE(sec.find("R<sup>2</sup>"), std::string::npos);
 }

