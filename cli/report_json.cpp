@@ -113,6 +113,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                  {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
   const FusedAttentionCurves curves = fused_attention_curves(s.training, s.cluster.gpu, hw);
   const AttentionSpeed& speed = curves.speed;
+  const FusedAttentionGrid grid = fused_attention_grid(s, s.training.micro_batch, s.parallel.tp, s.parallel.cp);
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"unpad", s.training.attention_unpad},
                     // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
@@ -121,7 +122,9 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                     {"profile_kernel", to_string(hw.attention_kernel)},
                     // The curves `speed` applies to: the profile's, or FlashAttention-2's published one.
                     {"curve", curves.published ? "flash2_published" : "profile"},
-                    {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}}};
+                    {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}},
+                    // How busy the fused kernels' grid keeps the SMs (docs/model.md §15, "The attention grid's tail").
+                    {"grid_balance", {{"forward", grid.forward}, {"backward", grid.backward}}}};
   j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
                      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
                      {"tflops_per_gpu", t.tflops_per_gpu}};

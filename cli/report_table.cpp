@@ -198,6 +198,12 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
     if (a.published) out << "FlashAttention-2's published " << s.cluster.gpu.generation << " curve\n";
     else out << "the profile's " << to_string(a.described) << " curve\n";
   }
+  if (const FusedAttentionGrid g = fused_attention_grid(s, s.training.micro_batch, s.parallel.tp, s.parallel.cp);
+      g.forward < 0.95 || g.backward < 0.95) {
+    out << "    fused attention grid: " << format_fixed(g.batch_heads, 0) << " sequences x heads per GPU of "
+        << format_fixed(g.seq, 0) << " tokens keep " << format_fixed(100 * g.forward, 0) << "% (forward), "
+        << format_fixed(100 * g.backward, 0) << "% (backward) of the " << s.cluster.gpu.sms << " SMs busy\n";
+  }
   if (simulated.value > 0) {
     out << "    simulated " << format_fixed(simulated.value, 3) << " s (event simulator, "
         << format_fixed(std::fabs(simulated / t.step - 1.0) < 5e-4 ? 0.0 : 100.0 * (simulated / t.step - 1.0), 1)

@@ -1,5 +1,8 @@
 #include "attention_curves.h"
 
+#include <algorithm>
+
+#include "attention_grid.h"
 #include "flash_attention_fits.h"
 
 namespace tp {
@@ -20,6 +23,17 @@ FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec
   }
   c.speed = attention_kernel_speed(runs, hw.attention_kernel);
   return c;
+}
+
+FusedAttentionGrid fused_attention_grid(const Scenario& s, double micro_batch, int tp, int cp) {
+  FusedAttentionGrid g;
+  g.batch_heads = micro_batch * static_cast<double>(s.model.heads) / std::max(1, tp);
+  g.seq = static_cast<double>(s.training.sequence_length) / std::max(1, cp);
+  if (!s.training.flash_attention) return g;
+  const double sms = static_cast<double>(s.cluster.gpu.sms);
+  g.forward = attention_grid_balance(g.batch_heads, g.seq, sms, true, AttentionPass::forward);
+  g.backward = attention_grid_balance(g.batch_heads, g.seq, sms, true, AttentionPass::backward);
+  return g;
 }
 
 }  // namespace tp

@@ -1,9 +1,11 @@
 // The curves a scenario's fused attention is timed at: its profile's, or FlashAttention-2's published
-// curve for the GPU's generation (docs/model.md §20, "Attention kernels").
+// curve for the GPU's generation (docs/model.md §20, "Attention kernels"); and the grid it runs on
+// (docs/model.md §15, "The attention grid's tail").
 #pragma once
 
 #include "framework_rules.h"
 #include "hardware_profile.h"
+#include "scenario.h"
 #include "specs.h"
 
 namespace tp {
@@ -25,5 +27,14 @@ struct FusedAttentionCurves {
 // h100-pytorch-kernel-time.json). Explicit attention (flash_attention: false): the profile's, speed 1.
 // The one rule the step time and the reports read.
 FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec& gpu, const HardwareProfile& hw);
+
+// The fused kernels' grid on one GPU and how busy it keeps the SMs (model/attention_grid.h): `micro_batch`
+// sequences x heads / tp, over the local sequence s / cp. Balance 1 for explicit attention or a GPU whose
+// SM count is unknown. The one rule the step time and the reports read.
+struct FusedAttentionGrid {
+  double batch_heads = 0, seq = 0;
+  double forward = 1, backward = 1;  // balance per pass: work / (SMs x makespan)
+};
+FusedAttentionGrid fused_attention_grid(const Scenario& s, double micro_batch, int tp, int cp);
 
 }  // namespace tp

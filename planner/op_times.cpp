@@ -5,7 +5,6 @@
 
 #include "attention_curves.h"
 #include "attention_flops.h"
-#include "attention_grid.h"
 #include "framework_rules.h"
 #include "gemm_shapes.h"
 #include "gemm_time.h"
@@ -72,12 +71,9 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock, and only as
   // busy as their grid of this GPU's sequences x heads keeps the SMs (model/attention_grid.h).
   const double clock = fused ? c.tensor_time_scale : 1.0;
-  const double batch_heads = c.b * static_cast<double>(c.s.model.heads) / c.tp;
-  const double sms = static_cast<double>(c.s.cluster.gpu.sms);
-  const double balance_f = fused ? attention_grid_balance(batch_heads, seq, sms, true, AttentionPass::forward) : 1.0;
-  const double balance_b = fused ? attention_grid_balance(batch_heads, seq, sms, true, AttentionPass::backward) : 1.0;
-  double fwd = std::max(clock * flops / (c.peak_attn * eff_f * balance_f), mem_time) + launch * (fused ? 1 : 3);
-  double bwd = std::max(clock * kAttentionBackwardFactor * flops / (c.peak_attn * eff_b * balance_b), 2 * mem_time) +
+  const FusedAttentionGrid grid = fused_attention_grid(c.s, c.b, c.tp, c.cp);
+  double fwd = std::max(clock * flops / (c.peak_attn * eff_f * grid.forward), mem_time) + launch * (fused ? 1 : 3);
+  double bwd = std::max(clock * kAttentionBackwardFactor * flops / (c.peak_attn * eff_b * grid.backward), 2 * mem_time) +
                launch * (fused ? 1 : 4);
   if (!fused && !c.hw.attention_unfused_measured) {
     // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).

@@ -296,6 +296,32 @@ TEST(AttentionKernels, APaddedHeadCostsItsKernelsTile) {
               (112 + half) / (128 + half), 1e-12);
 }
 
+// The report gives the fused grid's balance (docs/json-output.md, `attention.grid_balance`), and the table a
+// line when it is under 95 %. By hand, the built-in Llama 3.1 70B at tp 8, micro-batch 1, s = 8,192: 64 / 8 = 8
+// sequence-heads x 64 tiles = 512 blocks of 8 x 64 x 65 / 2 = 16,640 units on 132 SMs. Forward: 16,640 / 132
+// + 0.62 x 64 = 165.74 units, 16,640 / (132 x 165.74) = 0.7606; backward: the tail x (1 - (64/132)^2),
+// 156.41 units, 0.8059.
+TEST(AttentionKernels, ReportsTheGridBalance) {
+  const test::RunResult json = test::run_trainplan("evaluate --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json g = nlohmann::json::parse(json.output).at("attention").at("grid_balance");
+  EXPECT_NEAR(g.at("forward").get<double>(), 16640.0 / (132 * (16640.0 / 132 + 0.62 * 64)), 1e-9);
+  const double crowding = 64.0 / 132;
+  EXPECT_NEAR(g.at("backward").get<double>(),
+              16640.0 / (132 * (16640.0 / 132 + 0.62 * 64 * (1 - crowding * crowding))), 1e-9);
+  const test::RunResult table = test::run_trainplan("evaluate");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("fused attention grid: 8 sequences x heads per GPU of 8192 tokens keep 76% (forward), "
+                              "81% (backward) of the 132 SMs busy"),
+            std::string::npos)
+      << table.output;
+  // A wide grid (micro-batch 16: 128 sequence-heads) says nothing in the table.
+  const test::RunResult wide = test::run_trainplan("evaluate --set training.micro_batch=16");
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  EXPECT_NE(wide.output.find("Step time"), std::string::npos);
+  EXPECT_EQ(wide.output.find("fused attention grid"), std::string::npos);
+}
+
 // The report says which kernel the step ran and at what rate of the profile's curve (docs/json-output.md,
 // `attention`); the table says so when the two kernels differ. The built-in scenario is Megatron on H100.
 TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
