@@ -296,6 +296,13 @@ TEST(AttentionKernels, APaddedHeadCostsItsKernelsTile) {
               (112 + half) / (128 + half), 1e-12);
 }
 
+// Runs trainplan with `args` and expects `text` in what it prints.
+void expect_printed(const std::string& args, const std::string& text) {
+  const test::RunResult r = test::run_trainplan(args);
+  ASSERT_EQ(r.exit_code, 0) << args << ": " << r.output;
+  EXPECT_NE(r.output.find(text), std::string::npos) << args << ": " << r.output;
+}
+
 // The report gives the fused grid's balance (docs/json-output.md, `attention.grid_balance`), and the table a
 // line when it is under 95 %. By hand, the built-in Llama 3.1 70B at tp 8, micro-batch 1, s = 8,192: 64 / 8 = 8
 // sequence-heads x 64 tiles = 512 blocks of 8 x 64 x 65 / 2 = 16,640 units on 132 SMs. Forward: 16,640 / 132
@@ -309,12 +316,8 @@ TEST(AttentionKernels, ReportsTheGridBalance) {
   const double crowding = 64.0 / 132;
   EXPECT_NEAR(g.at("backward").get<double>(),
               16640.0 / (132 * (16640.0 / 132 + 0.62 * 64 * (1 - crowding * crowding))), 1e-9);
-  const test::RunResult table = test::run_trainplan("evaluate");
-  ASSERT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_NE(table.output.find("fused attention grid: 8 sequences x heads per GPU of 8192 tokens keep 76% (forward), "
-                              "81% (backward) of the 132 SMs busy"),
-            std::string::npos)
-      << table.output;
+  expect_printed("evaluate", "fused attention grid: 8 sequences x heads per GPU of 8192 tokens keep 76% (forward), "
+                             "81% (backward) of the 132 SMs busy");
   // A wide grid (micro-batch 16: 128 sequence-heads) says nothing in the table.
   const test::RunResult wide = test::run_trainplan("evaluate --set training.micro_batch=16");
   ASSERT_EQ(wide.exit_code, 0) << wide.output;
@@ -347,22 +350,14 @@ TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
   EXPECT_EQ(c.at("fused"), false);
   EXPECT_EQ(c.at("kernel"), "unfused");
   EXPECT_DOUBLE_EQ(c.at("speed").at("forward").get<double>(), 1.0);
-  const test::RunResult table = test::run_trainplan("evaluate --set training.framework=fsdp");
-  ASSERT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_NE(table.output.find("fused attention: flash (fsdp's kernel) at FlashAttention-2's published hopper curve"),
-            std::string::npos)
-      << table.output;
-  const test::RunResult triton = test::run_trainplan("evaluate --set training.framework=fsdp --set training.attention_kernel=triton");
-  ASSERT_EQ(triton.exit_code, 0) << triton.output;
-  EXPECT_NE(triton.output.find("fused attention: triton (training.attention_kernel) at x0.71 forward, x0.50 backward, "
-                               "FlashAttention-2's published hopper curve"),
-            std::string::npos)
-      << triton.output;
+  expect_printed("evaluate --set training.framework=fsdp",
+                 "fused attention: flash (fsdp's kernel) at FlashAttention-2's published hopper curve");
+  expect_printed("evaluate --set training.framework=fsdp --set training.attention_kernel=triton",
+                 "fused attention: triton (training.attention_kernel) at x0.71 forward, x0.50 backward, "
+                 "FlashAttention-2's published hopper curve");
   // Where no published curve applies (B200's cuDNN defaults), the profile's curve at the measured ratio.
-  const test::RunResult b200 = test::run_trainplan("evaluate --set training.framework=fsdp --set cluster.gpu=b200");
-  ASSERT_EQ(b200.exit_code, 0) << b200.output;
-  EXPECT_NE(b200.output.find("fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve"), std::string::npos)
-      << b200.output;
+  expect_printed("evaluate --set training.framework=fsdp --set cluster.gpu=b200",
+                 "fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve");
 }
 
 }  // namespace
