@@ -48,6 +48,9 @@ std::pair<std::string, double> predict(const HardwareProfile& hw, const ClusterS
       std::string f = std::string("attention ") + to_string(it.impl) +
                       (it.op == MeasuredOp::attention_forward ? " forward" : " backward");
       if (it.impl == AttentionImpl::fused && !it.algorithm.empty()) f += " (" + it.algorithm + ")";
+      // The scenario's own grids (few sequences x heads per GPU) apart from the wide ones: whether the grid's
+      // tail is as modelled shows there (docs/model.md §15, "The attention grid's tail").
+      if (it.impl == AttentionImpl::fused && it.label.rfind("scenario", 0) == 0) f += ", scenario grid";
       return {f, predict_attention(hw, gpu, it)};
     }
     case MeasuredOp::memory_kernel:

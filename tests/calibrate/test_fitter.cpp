@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
+#include "check.h"
 #include "collectives.h"
 #include "fitter.h"
 #include "hardware_profile.h"
@@ -193,6 +196,39 @@ TEST(Fitter, ExactDataGivesExactConstants) {
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->mape, 0.0, 1e-6);
   EXPECT_NEAR(f->r2, 1.0, 1e-9);
+}
+
+// `calibrate check` reports the scenario's own fused-attention grids apart from the wide ones (docs/model.md
+// §15, "The attention grid's tail"). Oracle by hand: 8 sequence-heads at s = 4,096 (tp 8 of 64 heads,
+// micro-batch 1) are 8 x 528 = 4,224 tile units on 132 SMs, ending at 4,224 / 132 + 0.62 x 32 = 51.84 units:
+// balance 4,224 / (132 x 51.84) = 0.6173. Timed as the tail predicts, the case checks at 0 %; timed as if it
+// filled the GPU, the profile predicts it 1 / 0.6173 - 1 = 62.0 % slow.
+TEST(Fitter, CheckSeparatesTheScenariosAttentionGrid) {
+  const SyntheticTruth truth;
+  const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.0), options());
+  const ClusterSpec cluster = test::dgx_h100();
+  Measurement x;
+  x.op = MeasuredOp::attention_forward;
+  x.impl = AttentionImpl::fused;
+  x.dtype = Precision::bf16;
+  x.label = "scenario tp=8";
+  x.attention.batch = 1;
+  x.attention.heads = x.attention.kv_heads = 8;
+  x.attention.seq_q = x.attention.seq_kv = 4096;
+  x.attention.head_dim = 128;
+  x.attention.causal = true;
+  const double full_gpu =
+      attention_flops(x) / (cluster.gpu.peak_for(Precision::bf16).value * r.profile.attention_forward.efficiency(4096, 128));
+  const double balance = 4224.0 / (132 * (4224.0 / 132 + 0.62 * 32));
+  for (const auto& [seconds, error] : {std::pair{full_gpu / balance, 0.0}, std::pair{full_gpu, 100 * (1 / balance - 1)}}) {
+    Measurements m;
+    m.items.push_back(x);
+    m.items.back().time = test::stats_of(seconds);
+    const std::vector<CheckFamily> families = check_profile(r.profile, cluster, m);
+    ASSERT_EQ(families.size(), 1u);
+    EXPECT_EQ(families[0].family, "attention fused forward, scenario grid");
+    EXPECT_NEAR(families[0].mape_percent, error, 1e-6);
+  }
 }
 
 TEST(Fitter, MissingFamiliesKeepDefaultsWithANote) {
