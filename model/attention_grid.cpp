@@ -8,8 +8,9 @@ namespace tp {
 namespace {
 
 // The greedy schedule's makespan beyond work / SMs, in units of the longest block (nm), once the grid
-// holds more blocks than SMs. Read off the list schedule itself (the test's simulation, 608 grids of
-// 4-512 tiles x 1-256 sequences-heads on 108 and 132 SMs): the forward's ascending blocks end
+// holds more blocks than SMs. Read off the list schedule itself (the simulation of
+// tests/unit/test_attention_grid.cpp: 392 grids of 4-256 tiles x 1-256 sequences-heads on 108 and 132 SMs,
+// and a wider sweep to 512 tiles while choosing it): the forward's ascending blocks end
 // 0.58-0.69 x nm late; the backward's descending ones about as much while a head has few tiles per SM,
 // and less as its tiles approach the SM count (a descending run pairs long blocks with the SMs that free
 // first), hence the (1 - (nm/SMs)^2).
