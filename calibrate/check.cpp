@@ -10,6 +10,7 @@
 #include "fit_internal.h"
 #include "gemm_time.h"
 #include "kernel_class_time.h"
+#include "suite_plan.h"
 
 namespace tp {
 
@@ -50,7 +51,7 @@ std::pair<std::string, double> predict(const HardwareProfile& hw, const ClusterS
       if (it.impl == AttentionImpl::fused && !it.algorithm.empty()) f += " (" + it.algorithm + ")";
       // The scenario's own grids (few sequences x heads per GPU) apart from the wide ones: whether the grid's
       // tail is as modelled shows there (docs/model.md §15, "The attention grid's tail").
-      if (it.impl == AttentionImpl::fused && it.label.rfind("scenario", 0) == 0) f += ", scenario grid";
+      if (it.impl == AttentionImpl::fused && is_scenario_attention_case(it)) f += ", scenario grid";
       return {f, predict_attention(hw, gpu, it)};
     }
     case MeasuredOp::memory_kernel:

@@ -125,19 +125,6 @@ std::string fused_attention_algorithm(const Measurements& m) {
   return !mixed && attention_kernel_named(common) ? common : "";
 }
 
-}  // namespace tp::fit_detail
-
-namespace tp {
-
-double profile_attention_efficiency(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
-  if (it.impl == AttentionImpl::unfused) return hw.attention_unfused;
-  return fit_detail::curve_at(it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward, it, gpu);
-}
-
-}  // namespace tp
-
-namespace tp::fit_detail {
-
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
   const std::string algorithm = fused_attention_algorithm(m);
   r.report.attention_algorithm = algorithm;
@@ -158,3 +145,12 @@ void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
 }
 
 }  // namespace tp::fit_detail
+
+namespace tp {
+
+double profile_attention_efficiency(const HardwareProfile& hw, const GpuSpec& gpu, const Measurement& it) {
+  if (it.impl == AttentionImpl::unfused) return hw.attention_unfused;
+  return fit_detail::curve_at(it.op == MeasuredOp::attention_forward ? hw.attention_forward : hw.attention_backward, it, gpu);
+}
+
+}  // namespace tp

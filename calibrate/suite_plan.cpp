@@ -125,6 +125,10 @@ std::vector<std::pair<AttentionShape, std::string>> fused_reference_shapes(bool 
 
 }  // namespace
 
+bool is_scenario_attention_case(const Measurement& m) {
+  return is_attention(m.op) && m.label.rfind(kScenarioAttentionLabel, 0) == 0;
+}
+
 std::vector<Measurement> kernel_cases(bool quick) {
   std::vector<Measurement> out;
   using K = KernelClass;
@@ -279,7 +283,7 @@ std::vector<std::pair<AttentionShape, std::string>> scenario_attention_shapes(co
     a.seq_q = a.seq_kv = s.training.sequence_length / std::max(1, s.parallel.cp);
     a.head_dim = s.model.head_dim;
     a.causal = true;
-    shapes.emplace_back(a, "scenario tp=" + std::to_string(t));
+    shapes.emplace_back(a, kScenarioAttentionLabel + std::to_string(t));
   }
   return shapes;
 }

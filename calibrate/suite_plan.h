@@ -43,6 +43,11 @@ std::vector<Measurement> scenario_gemms(const Scenario& s, int tp, Precision dty
 // (and always the scenario's own tp).
 std::vector<int> default_tp_degrees(const Scenario& s);
 
+// The label of the attention cases at the scenario's own shape ("scenario tp=8": micro-batch x heads / tp,
+// the grid the step runs), which `calibrate check` reports apart from the wide generic grids.
+inline constexpr const char* kScenarioAttentionLabel = "scenario tp=";
+bool is_scenario_attention_case(const Measurement& m);
+
 // The kernels suite: every KernelClass on the sizes of fused_ref.py (tokens x hidden 8192 x 2048,
 // 8192 x 4096, 16384 x 8192; ffn = 4 hidden; vocabularies 50257 and 128256; AdamW on 250 M and 1 G
 // parameters in fp32 and bf16), smaller with `quick`. Each case is a memory_kernel template with
