@@ -9,7 +9,7 @@ bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit) { re
 bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k, double reuse_limit) {
   double fetched_since = 0;
   for (std::size_t i = k + 1; i < modules.size(); ++i) fetched_since += modules[i].parameters;
-  return fetched_since < reuse_limit;
+  return reuse_limit > 0 && 2.0 * fetched_since <= reuse_limit;
 }
 
 namespace {

@@ -17,9 +17,12 @@ namespace tp {
 // A module's gather is prefetched while the module before it runs unless that module alone holds
 // `live_limit` parameters or more (DeepSpeed's stage3_max_live_parameters, below).
 bool zero3_prefetch_allowed(const Zero3Module& previous, double live_limit);
-// The backward pass after a recompute pass: module k (forward order) is still gathered when fewer than
-// `reuse_limit` parameters were fetched after it (the modules behind it in forward order), so it is not
-// gathered again (DeepSpeed's stage3_max_reuse_distance).
+// The backward pass after a recompute pass: module k (forward order) is still gathered when the fetches
+// between its two uses hold at most `reuse_limit` parameters, so it is not gathered again (DeepSpeed's
+// stage3_max_reuse_distance; 0: every module is released). Those fetches are the modules behind it in
+// forward order twice, for their recompute and for their backward: DeepSpeed walks its trace of module
+// fetches from the release on and counts every entry (partitioned_param_coordinator.py
+// __params_to_release, v0.6.2 and later).
 bool zero3_kept_for_backward(std::span<const Zero3Module> modules, std::size_t k, double reuse_limit);
 
 // The three gather passes of a micro-batch over one layer: the forward (modules in forward order), the
@@ -35,8 +38,9 @@ enum class GatherPass { forward, recompute, backward };
 // it overlaps: the previous module's share of the layer's compute (DeepSpeed: per module), or the
 // previous layer's whole compute when there is no limit (FSDP prefetches a whole layer).
 // `reuse_limit` (the backward pass after a recompute pass): module k is used again in the backward
-// after the modules behind it in forward order were fetched; it is gathered again only when their
-// parameters reach the limit (the last module, used twice in a row, never is).
+// after the modules behind it in forward order were fetched for their recompute and their backward; it
+// is gathered again only when those fetches exceed the limit (zero3_kept_for_backward; the last module,
+// used twice in a row, never is).
 // `layer_reduce` (backward and recompute passes of a reducing backward): one layer's gradient
 // reduce-scatter. DeepSpeed issues gathers and reduce-scatters on the same data-parallel process group,
 // whose NCCL stream runs them in issue order, so a gather issued only when the backward piece before it

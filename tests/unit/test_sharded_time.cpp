@@ -89,20 +89,38 @@ TEST(ShardedTime, Gpt530BLayerPrefetchesOnlyBehindProj) {
 
 TEST(ShardedTime, BackwardAfterRecomputeRegathersOnlyReleasedModules) {
   // DeepSpeed with full recompute: the recompute forward fetched qkv, proj, fc1, fc2; the backward then
-  // needs fc2 (no other parameters fetched since: kept), fc1 (fc2's 1.68e9 fetched since: >= 1e9,
-  // released, gathered again), proj and qkv (gathered again). h = 20480, G = 12 s, C = 6 s: fc1 and
-  // proj wait (4 + 1 s), qkv (3 s) is prefetched behind proj's 0.5 s: 2.5 s beyond it.
+  // fetches fc2, fc1, proj, qkv. A module is kept when the parameters its trace entries fetch between
+  // its two uses stay within the reuse distance (partitioned_param_coordinator.py __params_to_release:
+  // the walk over __submodule_order counts every entry, so a later module counts twice, for its
+  // recompute and for its backward). fc2 comes right back (nothing fetched: kept); fc1 after fc2's
+  // two entries, 2 x 4h^2; proj after 2 x 8h^2; qkv after 2 x 9h^2.
+  // h = 20480, G = 12 s, C = 6 s: fc1 (2 x 1.68e9 > 1e9) gathered again; fc1 and proj wait (4 + 1 s,
+  // after fc2 and fc1, each of 1.68e9 >= the live limit 1e9), qkv (3 s) is prefetched behind proj's
+  // 0.5 s: 2.5 s beyond it.
   const PassExposure b = pass_over(gpt_layer(20480), kBackward, 1e9, 12.0, 6.0, 1e9);
   EXPECT_DOUBLE_EQ(b.blocked, 5.0);
   EXPECT_DOUBLE_EQ(b.prefetched, 3.0);
   EXPECT_DOUBLE_EQ(b.excess, 2.5);
-  // h = 12288: fc2 kept, fc1 kept (0.60e9 fetched since), proj and qkv (1.2e9 and 1.36e9) gathered
-  // again, both prefetched: 4/12 of G.
+  // h = 12288: fc2 kept; fc1 after 2 x 0.604e9 = 1.21e9 > 1e9 fetched: gathered again, as are proj and
+  // qkv, all prefetched (the module before each holds under 1e9): 8/12 of G.
   const PassExposure s = pass_over(gpt_layer(12288), kBackward, 1e9, 12.0, 6.0, 1e9);
   EXPECT_DOUBLE_EQ(s.blocked, 0.0);
-  EXPECT_DOUBLE_EQ(s.prefetched, 4.0);
+  EXPECT_DOUBLE_EQ(s.prefetched, 8.0);
+  // With the Azure recipes' 3e9 (Megatron-DeepSpeed examples/azure/run-175b.sh): fc1 (1.21e9), proj
+  // (2 x 0.755e9 = 1.51e9) and qkv (2 x 0.906e9 = 1.81e9) are all kept; nothing is gathered again.
+  EXPECT_DOUBLE_EQ(pass_over(gpt_layer(12288), kBackward, 1e9, 12.0, 6.0, 3e9).prefetched, 0.0);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::deepspeed).zero3_reuse_distance, 1e9);
   EXPECT_DOUBLE_EQ(framework_rules(Framework::fsdp).zero3_reuse_distance, 0.0);
+}
+
+TEST(ShardedTime, ReuseDistanceCountsTheRecomputeAndTheBackwardFetches) {
+  // fc1 of a GPT layer is kept exactly while fc2's two fetches (recompute, backward), 2 x 4h^2, stay
+  // within the distance (DeepSpeed breaks its walk only once the count exceeds it).
+  const std::vector<Zero3Module> layer = gpt_layer(10000);  // fc2: 4e8 parameters
+  EXPECT_TRUE(zero3_kept_for_backward(layer, 2, 8e8));
+  EXPECT_FALSE(zero3_kept_for_backward(layer, 2, 7.99e8));
+  EXPECT_TRUE(zero3_kept_for_backward(layer, 3, 1.0));   // the last module: nothing between its uses
+  EXPECT_FALSE(zero3_kept_for_backward(layer, 3, 0.0));  // 0: every module released (FSDP)
 }
 
 TEST(ShardedTime, ExpertParallelGathersOnlyTheLocalExpertsSoTheirModulesStayUnderTheLimit) {
