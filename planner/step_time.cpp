@@ -49,6 +49,11 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   OpTimeContext c = context;
   // Transformer Engine's TP overlap covers the layer's TE modules only (not the embedding or the output layer).
   const bool te_overlap = p.tp > 1 && p.overlap_tp_comm && fused_code;
+  // Without Transformer Engine's layers the overlap is PyTorch's async TP (torch.compile's micro-pipeline
+  // pass, torchtitan's enable_async_tensor_parallel), which hides the forward's TP collectives only; the
+  // backward graph, the recompute included, keeps them exposed (docs/model.md §15, "PyTorch's async TP").
+  const bool async_tp = p.tp > 1 && p.overlap_tp_comm && !fused_code;
+  const bool backward_overlap = p.overlap_tp_comm && !async_tp;
   c.te_tp_overlap = te_overlap;
   LayerWork w;
   w.layer = time_ops(g.layer, c);
@@ -58,6 +63,12 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   // Per layer, per micro-batch communication: the graph's collective entries (TP, CP, EP), each
   // overlap window hiding at most its compute (planner/comm_time.h).
   w.comm = layer_comm(g.layer, cl, w.layer, p.overlap_tp_comm);
+  double tp_rerun_f = w.comm.tp_f;  // a full recompute's forward runs in the backward graph
+  if (async_tp) {
+    const LayerComm plain = layer_comm(g.layer, cl, w.layer, false);
+    w.comm.tp_b = plain.tp_b;
+    tp_rerun_f = plain.tp_f;
+  }
   w.tp_layer_f = w.comm.tp_f;
   w.tp_layer_b = w.comm.tp_b;
   if (te_overlap) {
@@ -82,7 +93,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
       const OpTimes t = time_ops(rerun, c);
       w.recompute_layer = t.fwd;
-      w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, p.overlap_tp_comm));
+      w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, backward_overlap));
       break;
     }
     case RecomputeMode::full:
@@ -92,12 +103,12 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       // each checkpointed region's last layer only up to its last save (early_stop.h).
       const LayerRecompute r = layer_recompute(s);
       w.recompute_layer = r.whole * w.layer.fwd;
-      w.recompute_comm.add(r.whole, w.tp_layer_f, w.cp_layer_f, w.ep_layer_f);
+      w.recompute_comm.add(r.whole, tp_rerun_f, w.cp_layer_f, w.ep_layer_f);
       if (r.stopped > 0) {
         const std::vector<Op> rerun = early_stop_rerun(g.layer);
         const OpTimes t = time_ops(rerun, c);
         w.recompute_layer += r.stopped * t.fwd;
-        w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, p.overlap_tp_comm));
+        w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, backward_overlap));
       }
       break;
     }

@@ -173,6 +173,20 @@ TEST(LayoutErrors, Zero3WithPipelineParallelismIsExplained) {
   EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
 }
 
+// Under FSDP the combination exists (torchtitan's FSDP + PP); the error names the layout it is.
+TEST(LayoutErrors, FsdpWithPipelineParallelismNamesTorchtitansLayout) {
+  Yaml y;
+  y.training = "{framework: fsdp, sequence_length: 4096, micro_batch: 1, global_batch: 8}";
+  y.parallel = "{tp: 2, pp: 2, zero: 3}";
+  EXPECT_TRUE(fails_at(y.str(), "zero: 3", 6, "parallel.zero",
+                       {"zero: 2 with training.gradient_sync: last_micro_batch", "grad_reduce: false",
+                        "parallel.pp"}));
+  // What it names loads.
+  y.training = "{framework: fsdp, sequence_length: 4096, micro_batch: 1, global_batch: 8, gradient_sync: last_micro_batch}";
+  y.parallel = "{tp: 2, pp: 2, zero: 2, overlap: {grad_reduce: false}}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
 TEST(LayoutErrors, ParamsOffloadNeedsZero3) {
   Yaml y;
   y.parallel = "{tp: 2, pp: 2, offload: {params: cpu}}";
