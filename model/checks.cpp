@@ -338,19 +338,18 @@ void check_hybrid_sharding(const Scenario& s, Collector& c) {
 // Sharding and offload.
 void check_sharding_and_offload(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
-  if (p.zero == 3 && p.pp > 1 && s.training.framework == Framework::fsdp) {
-    // torchtitan (parallelize.py: reshard_after_forward = not pp_enabled) and torch.distributed.pipelining
-    // (stage.py, backward_maybe_with_nosync) keep a stage's weights gathered through the step.
+  if (p.zero == 3 && p.pp > 1) {
+    // Under FSDP the combination is torchtitan's (parallelize.py: reshard_after_forward = not pp_enabled;
+    // torch.distributed.pipelining stage.py, backward_maybe_with_nosync): the message names its layout.
     c.add("parallel.zero", "parallel.pp",
-          "with pipeline parallelism FSDP does not reshard a stage's weights between micro-batches (torchtitan: "
-          "reshard_after_forward is off under PP) and reduce-scatters once, after the last backward "
-          "(torch.distributed.pipelining): that is zero: 2 with training.gradient_sync: last_micro_batch and "
-          "parallel.overlap: {grad_reduce: false}; write that, or pp: 1 with zero: 3");
-  } else if (p.zero == 3 && p.pp > 1) {
-    c.add("parallel.zero", "parallel.pp",
-          "ZeRO-3 shards every layer's weights across data-parallel ranks and gathers them per micro-batch; "
-          "with pipeline parallelism that gather repeats for every micro-batch, and neither DeepSpeed nor "
-          "Megatron supports the combination. Use zero: 1 or 2 with pp > 1, or pp: 1 with zero: 3");
+          s.training.framework == Framework::fsdp
+              ? "with pipeline parallelism FSDP does not reshard a stage's weights between micro-batches "
+                "(torchtitan: reshard_after_forward is off under PP) and reduce-scatters once, after the last "
+                "backward (torch.distributed.pipelining): that is zero: 2 with training.gradient_sync: "
+                "last_micro_batch and parallel.overlap: {grad_reduce: false}; write that, or pp: 1 with zero: 3"
+              : "ZeRO-3 shards every layer's weights across data-parallel ranks and gathers them per micro-batch; "
+                "with pipeline parallelism that gather repeats for every micro-batch, and neither DeepSpeed nor "
+                "Megatron supports the combination. Use zero: 1 or 2 with pp > 1, or pp: 1 with zero: 3");
   }
   if (p.offload_params == OffloadTarget::cpu && p.zero != 3) {
     c.add("parallel.offload.params", "parallel.zero", "offloading parameters to the CPU needs zero: 3");
