@@ -76,6 +76,20 @@ Op attention_unpad_op(const Sizes& x) {
   return unpad;
 }
 
+// Eager code's TP collectives on the sequence dimension (docs/model.md §15, "Sequence-dimension copies"):
+// PyTorch's functional collectives gather and scatter along dim 0 only, so a [b, s, h] tensor sharded on s
+// is gathered, then `torch.cat(torch.chunk(..., dim=0), dim=gather_dim)`, and scattered after the mirror
+// `torch.cat(torch.chunk(..., dim=scatter_dim))` (torch/distributed/_functional_collectives.py,
+// all_gather_tensor / reduce_scatter_tensor): one copy of the whole tensor, read and written, per
+// collective and pass. Megatron's [s, b, h] layout gathers on dim 0 and copies nothing.
+void add_sequence_dim_copy(std::vector<Op>& L, Block block, const Sizes& x) {
+  if (!x.r.eager_kernels) return;
+  Op copy = elementwise_op("tp_sequence_copy", block, 0.0, TpSplit::none, 2.0 * x.act_bytes);
+  copy.backward_share = 1.0;  // the backward's collective is the mirror one, with its own copy
+  copy.sequence_parallel_only = true;
+  L.push_back(copy);
+}
+
 // The attention core and the tensor it keeps beside Q, K, V: the fp32 log-sum-exp (FlashAttention) or
 // the s x s scores.
 void add_attention_core(std::vector<Op>& L, const Sizes& x) {
@@ -126,6 +140,7 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;  // modules reading the norm output
   L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
   add_tp_input_operator(L, Block::attention, x.act_bytes);
+  add_sequence_dim_copy(L, Block::attention, x);
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   if (m.position == Position::rope) add_rotary(L, x);
@@ -135,6 +150,7 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
                       s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
   add_tp_output_operator(L, Block::attention, x.act_bytes);
+  add_sequence_dim_copy(L, Block::attention, x);
   // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
   L.push_back(elementwise_op("attention_residual", Block::attention, s * h * x.mask, TpSplit::seq_tp, s * h * (3.0 * bpv + x.mask)));
 }
@@ -198,9 +214,11 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
 void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
   L.push_back(norm_op("mlp_norm", Block::mlp, x.m, x.s, x.bpv, x.r.norm));
   add_tp_input_operator(L, Block::mlp, x.act_bytes);
+  add_sequence_dim_copy(L, Block::mlp, x);
   if (!x.m.moe.enabled()) add_dense_mlp(L, x);
   else add_moe_mlp(L, x);
   add_tp_output_operator(L, Block::mlp, x.act_bytes);
+  add_sequence_dim_copy(L, Block::mlp, x);
   L.push_back(elementwise_op("mlp_residual", Block::mlp, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask)));
 }
 

@@ -122,6 +122,7 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
     return x;
   };
   for (const Op& op : ops) {
+    if (op.sequence_parallel_only && !(c.sp && c.tp > 1)) continue;
     const double moved = tp_share(op.bytes_moved, op.saved_split == TpSplit::none ? TpSplit::none : op.flops_split, c.tp, c.sp) *
                          c.b / c.cp;
     const double mem_time = moved / c.bw;

@@ -5,11 +5,13 @@
 // code of the same commit); no constant of the planner was set from these rows.
 // The GPUs ran at a 500 W power limit, which the planner does not model (no source gives their clock), so the
 // ratios between rows that differ in one technique, free of the clock, are held tightly: 128 against 8 GPUs
-// and interleaved against 1F1B within 3 %, async TP within 5 %, compile and float8 within 6 % (today 3.3–5.1 %:
+// and interleaved against 1F1B within 3 %, async TP within 5 % (3.1 %), compile and float8 within 6 % (3.3–5.1 %:
 // at the printed 2.4 TB/s the memory-bound kernels weigh more, so compile gains more and float8 less than
 // measured; at the SXM part's 3.35 TB/s both come within 1 %, docs/model.md §22 item 16). The whole steps are held at today's level as a
-// regression guard (docs/model.md §22 item 16): the 8B rows without context parallelism within 6 %; all
-// rows mean 13.9 %, worst 35.0 % (the context-parallel rows, −26 … −35 % at cp ≥ 4 or with PP).
+// regression guard (docs/model.md §22 item 16): the 8B rows without context parallelism within 6 %, the
+// 70B TP rows within 5 %; all rows mean 11.6 %, worst 34.2 % (the context-parallel rows, −23 … −34 % at
+// cp ≥ 2 with PP or cp ≥ 4). Before eager TP's sequence-dimension copies (docs/model.md §15) the 70B rows
+// were −7.4 / −11.1 % and the set 13.9 %.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -109,13 +111,16 @@ TEST(TorchtitanH100, StepTimesStayWithinTodaysAccuracy) {
     if (r.model == "llama3.1-8b" && r.cp == 1 && r.recompute == "selective_op") {
       EXPECT_LE(std::fabs(error), 0.06) << "table " << r.table << " compile " << r.compile << " " << r.precision;
     }
+    if (r.model == "llama3.1-70b") {
+      EXPECT_LE(std::fabs(error), 0.05) << "70B, async TP " << r.async_tp;
+    }
     sum += std::fabs(error);
     worst = std::max(worst, std::fabs(error));
   }
   std::printf("torchtitan H100, %zu rows: mean |error| %.1f %%, worst %.1f %%\n", rows.size(), 100 * sum / rows.size(),
               100 * worst);
-  EXPECT_LE(sum / rows.size(), 0.145);
-  EXPECT_LE(worst, 0.36);
+  EXPECT_LE(sum / rows.size(), 0.12);
+  EXPECT_LE(worst, 0.35);
 }
 
 // Rows that differ in one technique: the measured and predicted ratio of their steps, free of the clock.
