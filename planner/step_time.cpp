@@ -63,11 +63,11 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   // Per layer, per micro-batch communication: the graph's collective entries (TP, CP, EP), each
   // overlap window hiding at most its compute (planner/comm_time.h).
   w.comm = layer_comm(g.layer, cl, w.layer, p.overlap_tp_comm);
-  double tp_rerun_f = w.comm.tp_f;  // a full recompute's forward runs in the backward graph
+  double plain_tp_f = 0;  // under async TP: the forward's TP time with nothing hidden
   if (async_tp) {
     const LayerComm plain = layer_comm(g.layer, cl, w.layer, false);
     w.comm.tp_b = plain.tp_b;
-    tp_rerun_f = plain.tp_f;
+    plain_tp_f = plain.tp_f;
   }
   w.tp_layer_f = w.comm.tp_f;
   w.tp_layer_b = w.comm.tp_b;
@@ -77,6 +77,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
     w.tp_layer_f += ub_sm_cost(0.5 * w.comm.tp_traffic_f, w.layer.gemm_fwd, s.cluster.gpu);
     w.tp_layer_b += ub_sm_cost(0.5 * w.comm.tp_traffic_b, w.layer.gemm_bwd, s.cluster.gpu);
   }
+  const double tp_rerun_f = async_tp ? plain_tp_f : w.tp_layer_f;  // a full recompute runs in the backward graph
   w.cp_layer_f = w.comm.cp_f;
   w.cp_layer_b = w.comm.cp_b;
   w.ep_layer_f = w.comm.ep_f;
