@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@
 namespace tp::test {
 
 inline std::string source_path(const std::string& relative) { return std::string(TRAINPLAN_SOURCE_DIR) + "/" + relative; }
+
+// The cells of a markdown table row `| a | b |` (each without its one space of padding on either side).
+inline std::vector<std::string> markdown_cells(const std::string& row) {
+  std::vector<std::string> cells;
+  std::stringstream ss(row.substr(1));
+  std::string cell;
+  while (std::getline(ss, cell, '|')) cells.push_back(cell.substr(1, cell.size() - 2));
+  return cells;
+}
 
 // A scenario from YAML text (label "test.yaml" in messages).
 inline Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets = {}) {

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,10 +37,7 @@ std::vector<Row> read_rows() {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("| llama", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line.substr(1));
-    std::string cell;
-    while (std::getline(ss, cell, '|')) cells.push_back(cell.substr(1, cell.size() - 2));
+    const std::vector<std::string> cells = test::markdown_cells(line);
     if (cells.size() < 8) continue;
     rows.push_back({cells[0], cells[4], cells[5], cells[6], std::stoi(cells[1]), std::stoi(cells[2])});
   }

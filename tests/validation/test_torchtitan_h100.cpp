@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -45,10 +44,7 @@ std::vector<Row> read_rows() {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("| ", 0) != 0 || line.find("llama") == std::string::npos) continue;
-    std::vector<std::string> c;
-    std::stringstream ss(line.substr(1));
-    std::string cell;
-    while (std::getline(ss, cell, '|')) c.push_back(cell.substr(1, cell.size() - 2));
+    const std::vector<std::string> c = test::markdown_cells(line);
     if (c.size() < 18) continue;
     Row r{c[0], c[1], c[10], c[11], c[12], c[13], c[14]};
     r.nodes = std::stoi(c[2]), r.fsdp = std::stoi(c[3]), r.tp = std::stoi(c[4]), r.pp = std::stoi(c[5]);
