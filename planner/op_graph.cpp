@@ -164,8 +164,10 @@ void add_dense_mlp(std::vector<Op>& L, const Sizes& x) {
   const double f = static_cast<double>(m.ffn_hidden);
   L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
                       s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
-  L.push_back(elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
-                             s * f * bpv * (fc1_width(m.activation) + 1.0)));
+  Op act = elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
+                          s * f * bpv * (fc1_width(m.activation) + 1.0));
+  act.activation = true;
+  L.push_back(act);
   L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
 }
 
@@ -201,6 +203,7 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
                           TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
   act.expert = true;
+  act.activation = true;
   L.push_back(act);
   Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
   fc2.expert = true;

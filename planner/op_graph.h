@@ -136,6 +136,7 @@ struct Op {
   TpSplit saved_split = TpSplit::tp;
   bool attention_scores = false;  // the s x s tensors that selective recompute drops
   bool sequence_parallel_only = false;  // runs only with tp > 1 and sequence parallelism (timed as nothing else)
+  bool activation = false;  // the MLP's activation (dense or expert): eager code times it at its kernel class
   // Working memory beyond saved_bytes at this op's forward and backward peak (the eager loss's fp32
   // logits and gradients), split like saved_bytes.
   double working_forward = 0;

@@ -60,8 +60,7 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
                   rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
     } else if (name == "attention_residual" || name == "mlp_residual") {
       set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
-    } else if (op.kind == OpKind::elementwise && op.block == Block::mlp && name != "expert_combine" &&
-               name != "tp_sequence_copy") {
+    } else if (op.activation) {
       const bool glu = m.activation == Activation::swiglu;
       set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
                   glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);

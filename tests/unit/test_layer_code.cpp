@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hardware_profile.h"
+#include "kernel_class.h"
 #include "plan.h"
 #include "tests/op_lookup.h"
 #include "tests/test_support.h"
@@ -111,6 +112,24 @@ TEST(LayerCode, PytorchWithFusedCodeKeepsItsOwnStateDtypes) {
   const double params = p.estimate.parameters_per_gpu;
   EXPECT_DOUBLE_EQ(p.estimate.memory.optimizer.value / params, 4.0);  // exp_avg + exp_avg_sq in bf16
   EXPECT_DOUBLE_EQ(p.estimate.memory.master_weights.value, 0.0);
+}
+
+// Eager MoE (Mixtral 8x7B, SwiGLU experts): the experts' activation runs PyTorch's SwiGLU kernels like
+// the dense MLP's; the permutation into expert order and the weighted combine are copies and sums, not
+// activations, and stay at the generic memory efficiency (kernel class -1). Oracle: the layer code
+// (Hugging Face MixtralBlockSparseTop2MLP applies act_fn(w1(x)) * w3(x) per expert; the token gather and
+// index_add_ around it are indexing kernels).
+TEST(LayerCode, EagerMoeTimesOnlyTheActivationsAsActivationKernels) {
+  const OpGraph g = graph_of(with({"model=mixtral-8x7b", "training.framework=pytorch", "parallel.zero=0"}));
+  const Op* act = test::find_layer_op(g, "expert_activation");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->kernel_class, static_cast<int>(KernelClass::swiglu_fwd));
+  EXPECT_EQ(act->kernel_class_backward, static_cast<int>(KernelClass::swiglu_bwd));
+  for (const char* copy : {"expert_permute", "expert_combine"}) {
+    const Op* op = test::find_layer_op(g, copy);
+    ASSERT_NE(op, nullptr) << copy;
+    EXPECT_EQ(op->kernel_class, -1) << copy;
+  }
 }
 
 }  // namespace
