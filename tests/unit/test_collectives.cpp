@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <limits>
-#include <utility>
 
 #include "catalog.h"
 #include "collectives.h"
@@ -281,87 +280,6 @@ TEST(CollectiveChoice, ApplicabilityAndTrivialCases) {
   EXPECT_TRUE(std::isinf(collective_time(Collective::all_reduce, Bytes(1e6), across, no_fabric).time.value));
   EXPECT_STREQ(to_string(Collective::reduce_scatter), "reduce_scatter");
   EXPECT_STREQ(to_string(CollectiveAlgorithm::hierarchical), "hierarchical");
-}
-
-// ---------------------------------------------------------------- topology and group layout
-
-TEST(CollectiveTopology, FromDgxH100Cluster) {
-  // [DGX]: 8 NICs x 400 Gbit/s (50 GB/s) for 8 GPUs -> 50 GB/s per GPU; NVLink 450 GB/s per GPU.
-  ClusterSpec c;
-  c.gpus_per_node = 8;
-  c.nics_per_node = 8;
-  c.intra_node = LinkSpec{ByteRate(450e9), Seconds(3.4e-6)};
-  c.inter_node = LinkSpec{ByteRate(50e9), Seconds(14e-6)};
-  const Topology t = make_topology(c, 0.8, 0.9, 2.0);
-  EXPECT_EQ(t.gpus_per_node, 8);
-  EXPECT_DOUBLE_EQ(t.intra.bandwidth.value, 450e9);
-  EXPECT_DOUBLE_EQ(t.inter.bandwidth.value, 50e9);
-  EXPECT_DOUBLE_EQ(t.inter.latency.value, 14e-6);
-  EXPECT_DOUBLE_EQ(intra_bandwidth(t).value, 0.8 * 450e9);
-  EXPECT_DOUBLE_EQ(inter_bandwidth(t).value, 0.9 * 50e9 / 2.0);  // oversubscription 2:1 halves it once
-  // Fewer NICs than GPUs share them: 4 NICs for 8 GPUs -> 25 GB/s each.
-  c.nics_per_node = 4;
-  EXPECT_DOUBLE_EQ(make_topology(c).inter.bandwidth.value, 25e9);
-  // Oversubscription below 1 is not a speed-up.
-  EXPECT_DOUBLE_EQ(inter_bandwidth(make_topology(c, 1.0, 1.0, 0.5)).value, 25e9);
-  // No intra_node link given: the GPU's PCIe link.
-  c.intra_node.bandwidth = ByteRate(0);
-  c.gpu.pcie = ByteRate(32e9);
-  EXPECT_DOUBLE_EQ(make_topology(c).intra.bandwidth.value, 32e9);
-}
-
-TEST(CollectiveTopology, BuiltinDgxH100PresetUnits) {
-  // clusters.yaml gives inter_node per NIC in Gbit/s; the per-GPU share must come out at 50 GB/s [DGX].
-  const ClusterSpec& c = Catalog::builtin().cluster("dgx-h100", SourceLocation{"test", 0, 0}, "cluster");
-  const Topology t = make_topology(c);
-  EXPECT_NEAR(t.intra.bandwidth.value, 450e9, 1.0);
-  EXPECT_NEAR(t.inter.bandwidth.value, 50e9, 1.0);
-  EXPECT_NEAR(t.intra.latency.value, 3.4e-6, 1e-15);
-  EXPECT_NEAR(t.inter.latency.value, 14e-6, 1e-15);
-}
-
-// {ranks_per_node, nodes} of group_shape(size, stride, gpus_per_node): one comparison shows both.
-std::pair<int, int> ranks_per_node_and_nodes(int size, int stride, int gpus_per_node) {
-  const GroupShape g = group_shape(size, stride, gpus_per_node);
-  return {g.ranks_per_node, g.nodes};
-}
-
-TEST(CollectiveGroupShape, MegatronLayout) {
-  // TP 8 innermost on 8-GPU nodes: the whole group on one node.
-  EXPECT_EQ(ranks_per_node_and_nodes(8, 1, 8), std::make_pair(8, 1));
-  // DP 16 outside TP 8: one rank per node, 16 nodes.
-  EXPECT_EQ(ranks_per_node_and_nodes(16, 8, 8), std::make_pair(1, 16));
-  // DP 4 outside TP 2: 8 / 2 = 4 DP ranks share a node.
-  EXPECT_EQ(ranks_per_node_and_nodes(4, 2, 8), std::make_pair(4, 1));
-  // DP 16 outside TP 2: 4 per node on 4 nodes.
-  EXPECT_EQ(ranks_per_node_and_nodes(16, 2, 8), std::make_pair(4, 4));
-  // A group smaller than the node: clamped to its size.
-  EXPECT_EQ(ranks_per_node_and_nodes(2, 1, 8), std::make_pair(2, 1));
-  // Stride larger than the node (PP outside TP 8 x DP 4).
-  EXPECT_EQ(ranks_per_node_and_nodes(4, 32, 8), std::make_pair(1, 4));
-}
-
-TEST(CollectiveGroupShape, ParallelGroupsFollowMegatronOrder) {
-  // tp 2, cp 2, dp 8 (ep 4 inside it), pp 4 on 8-GPU nodes: 128 GPUs.
-  ParallelSpec p;
-  p.tp = 2;
-  p.cp = 2;
-  p.ep = 4;
-  p.dp = 8;
-  p.pp = 4;
-  const ParallelGroups g = parallel_groups(p, 8);
-  EXPECT_EQ(g.tp.ranks_per_node, 2);         // stride 1
-  EXPECT_EQ(g.cp.ranks_per_node, 2);         // stride 2: 8/2 = 4, clamped to cp = 2
-  EXPECT_EQ(g.ep.ranks_per_node, 2);         // stride 4: 8/4 = 2
-  EXPECT_EQ(g.ep.nodes, 2);
-  EXPECT_EQ(g.dp.ranks_per_node, 2);         // stride 4
-  EXPECT_EQ(g.dp.nodes, 4);
-  EXPECT_EQ(g.dp_cp.size, 16);               // stride 2: 4 per node
-  EXPECT_EQ(g.dp_cp.ranks_per_node, 4);
-  EXPECT_EQ(g.expert_dp.size, 2);            // dp / ep, stride 16
-  EXPECT_EQ(g.expert_dp.ranks_per_node, 1);
-  EXPECT_EQ(g.pp.ranks_per_node, 1);         // stride 32
-  EXPECT_EQ(g.pp.nodes, 4);
 }
 
 // ---------------------------------------------------------------- monotonic properties
