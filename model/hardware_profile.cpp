@@ -102,9 +102,10 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_kernel = AttentionKernel::flash;
   }
   p.idle_power = Watts(gpu.tdp.value * 0.12);
-  // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock; the others were set from
-  // training runs, at the sustained clock (clock 0; docs/model.md §13 and §15, "Sustained clock").
-  if (gpu.generation == "hopper") p.clock_hz = gpu.boost_clock_hz;
+  // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock, and Blackwell takes them;
+  // the others were set from training runs, at the sustained clock (clock 0; docs/model.md §13 and §15,
+  // "Sustained clock").
+  if (gpu.generation == "hopper" || gpu.generation == "blackwell") p.clock_hz = gpu.boost_clock_hz;
   set_kernel_class_defaults(p);
   return p;
 }

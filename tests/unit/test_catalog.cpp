@@ -63,7 +63,7 @@ TEST(Catalog, RequiredModelsExist) {
 
 TEST(Catalog, RequiredClustersExist) {
   const Catalog& c = Catalog::builtin();
-  for (const char* key : {"dgx-a100", "dgx-h100", "hgx-h200", "workstation-4x4090", "workstation-2x3090"}) {
+  for (const char* key : {"dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "workstation-4x4090", "workstation-2x3090"}) {
     ASSERT_EQ(c.clusters().count(key), 1u) << key;
     const ClusterSpec& cl = c.clusters().at(key);
     EXPECT_EQ(c.gpus().count(cl.gpu.key), 1u) << key << " uses GPU '" << cl.gpu.key << "'";
@@ -71,6 +71,10 @@ TEST(Catalog, RequiredClustersExist) {
     EXPECT_GT(cl.intra_node.bandwidth.value, 0.0) << key;
   }
   EXPECT_EQ(c.clusters().at("dgx-h100").gpu.key, "h100-sxm-80gb");
+  // DGX B200 user guide: NVLink 5 at 1.8 TB/s bidirectional per GPU, 8 x 400 Gb/s ConnectX-7.
+  EXPECT_EQ(c.clusters().at("dgx-b200").gpu.key, "b200-sxm-180gb");
+  EXPECT_DOUBLE_EQ(c.clusters().at("dgx-b200").intra_node.bandwidth.value, 900e9);
+  EXPECT_DOUBLE_EQ(c.clusters().at("dgx-b200").inter_node.bandwidth.value, 400e9 / 8);
   EXPECT_EQ(c.clusters().at("workstation-4x4090").gpus_per_node, 4);
   EXPECT_EQ(c.clusters().at("workstation-2x3090").gpus_per_node, 2);
 }
