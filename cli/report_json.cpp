@@ -4,7 +4,7 @@
 #include <string>
 
 #include "attention_curves.h"
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "report.h"
 #include "sustained_clock.h"
 

@@ -6,7 +6,7 @@
 #include "attention_curves.h"
 #include "estimate_parts.h"
 #include "format_units.h"
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "report.h"
 #include "sustained_clock.h"
 

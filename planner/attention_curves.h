@@ -3,7 +3,7 @@
 // (docs/model.md §15, "The attention grid's tail").
 #pragma once
 
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "hardware_profile.h"
 #include "scenario.h"
 #include "specs.h"

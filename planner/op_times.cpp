@@ -5,7 +5,7 @@
 
 #include "attention_curves.h"
 #include "attention_flops.h"
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "gemm_shapes.h"
 #include "gemm_time.h"
 #include "kernel_class.h"

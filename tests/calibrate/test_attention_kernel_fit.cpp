@@ -1,7 +1,7 @@
 // Which fused-attention kernel a fitted profile describes (`attention.kernel`), judged on the real H100
 // file tests/data/h100-sxm/torch-attention-and-kernels.json: it times cuDNN's fused attention and
 // PyTorch SDPA's FlashAttention-2 on the same shapes. Oracle: the measured times themselves, and the
-// planner's FlashAttention-2 / cuDNN ratio (planner/framework_rules.cpp, 0.61, the mean of four
+// planner's FlashAttention-2 / cuDNN ratio (planner/attention_kernel_rules.cpp, 0.61, the mean of four
 // measured ratios at s = 4,096) against the two curves fitted from that file.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "errors.h"
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "h100_data.h"
 #include "hardware_profile.h"
 

@@ -16,7 +16,7 @@
 #include "attention_curves.h"
 #include "attention_flops.h"
 #include "attention_grid.h"
-#include "framework_rules.h"
+#include "attention_kernel_rules.h"
 #include "hardware_profile.h"
 #include "op_graph.h"
 #include "op_times.h"
