@@ -90,8 +90,16 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   p.gemm[static_cast<size_t>(Precision::fp16)] = dense16;
   p.gemm[static_cast<size_t>(Precision::bf16)] = dense16;
   p.gemm[static_cast<size_t>(Precision::fp8)] = dense8;
-  if (gpu.generation == "hopper" || gpu.generation == "blackwell") {
-    p.attention_forward = {0.50, 0, 0, 0};  // cuDNN / Transformer Engine fused attention, bf16
+  if (gpu.generation == "hopper") {
+    // cuDNN's fused attention (bf16) as the committed H100 profile fits it (scenarios/profiles/h100-sxm.yaml,
+    // `attention`, rounded): every Hopper part runs the same SMs at the same clocks, the H200 faster memory only.
+    p.attention_forward = {1.0, 117, 62.9, 428};
+    p.attention_backward = {0.616, 474, 42.1, 646};
+    p.attention_kernel = AttentionKernel::cudnn;
+  } else if (gpu.generation == "blackwell") {
+    // Not measured on Blackwell: flat fractions (cuDNN / Transformer Engine fused attention, bf16), the Hopper
+    // defaults before Hopper's measured curve.
+    p.attention_forward = {0.50, 0, 0, 0};
     p.attention_backward = {0.36, 0, 0, 0};
     p.attention_kernel = AttentionKernel::cudnn;
   } else {

@@ -1,5 +1,5 @@
-// The Hopper generation defaults (model/hardware_profile.cpp default_profile) judged on a GPU they were not
-// set from: the real H200 GEMMs of tests/data/h200/ (measured 2026-11-22, see its README). The defaults'
+// The Hopper generation defaults (model/hardware_profile.cpp default_profile). The GEMM constants judged on a
+// GPU they were not set from: the real H200 GEMMs of tests/data/h200/ (measured 2026-11-22, see its README). The defaults'
 // GEMM constants are the H100 fit's, rounded (bf16 shape terms; fp8 efficiency and shape terms); the H200 is
 // the same chip with faster memory, so its GEMMs are the held-out check. Oracle: the measured times; the
 // model alone is judged (no measured-shape table: the defaults have none). Bounds: what the H100-derived
@@ -56,6 +56,28 @@ TEST(GenerationDefaults, HopperGemmDefaultsMeetTheMeasuredH200) {
   const CheckFamily old_fp8 = gemm_check(before).at("gemm fp8");
   std::printf("fp8 before: MAPE %5.1f %%  worst %5.1f %%\n", old_fp8.mape_percent, old_fp8.max_error_percent);
   EXPECT_GT(old_fp8.mape_percent, 20.0);  // 24.0 %, worst 55.3 %
+}
+
+// The Hopper attention default is cuDNN's curve as the committed H100 profile fits it (rounded constants in
+// model/hardware_profile.cpp): every Hopper part runs it at the same fractions of its peak. Oracle: the
+// profile file itself, read at the sequences and head dims training uses; the rounding stays within 0.5 %.
+TEST(GenerationDefaults, HopperAttentionIsTheH100ProfilesCurve) {
+  const GpuSpec& h100 = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
+  const HardwareProfile fitted = load_profile(test::source_path("scenarios/profiles/h100-sxm.yaml"), h100);
+  const HardwareProfile defaults = default_profile(h200_cluster().gpu);
+  EXPECT_EQ(defaults.attention_kernel, AttentionKernel::cudnn);
+  for (double seq : {512.0, 2048.0, 8192.0, 32768.0}) {
+    for (double head_dim : {64.0, 128.0}) {
+      for (bool causal : {true, false}) {
+        EXPECT_NEAR(defaults.attention_forward.efficiency(seq, head_dim, causal),
+                    fitted.attention_forward.efficiency(seq, head_dim, causal),
+                    0.005 * fitted.attention_forward.efficiency(seq, head_dim, causal)) << seq << " " << head_dim;
+        EXPECT_NEAR(defaults.attention_backward.efficiency(seq, head_dim, causal),
+                    fitted.attention_backward.efficiency(seq, head_dim, causal),
+                    0.005 * fitted.attention_backward.efficiency(seq, head_dim, causal)) << seq << " " << head_dim;
+      }
+    }
+  }
 }
 
 }  // namespace
