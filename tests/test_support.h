@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "hardware_profile.h"
+#include "plan.h"
 #include "scenario.h"
 
 namespace tp::test {
@@ -27,6 +29,12 @@ inline std::vector<std::string> markdown_cells(const std::string& row) {
 // A scenario from YAML text (label "test.yaml" in messages).
 inline Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets = {}) {
   return load_scenario_text(yaml, "test.yaml", sets);
+}
+
+// The plan of a scenario's YAML text with the profile the scenario would get (profile_for).
+inline Plan plan(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  const Scenario s = scenario(yaml, sets);
+  return make_plan(s, profile_for(s));
 }
 
 struct RunResult {

@@ -132,13 +132,12 @@ TEST(HybridSharding, TheWholeGroupIsFullSharding) {
 
 // llama2-70b under FSDP (ZeRO-3) on 1,536 GPUs of nodes of 8 x 200 Gb/s NICs, one micro-batch per GPU.
 Plan fsdp_at_scale(const std::vector<std::string>& sets) {
-  const Scenario s = test::scenario(
+  return test::plan(
       "model: llama2-70b\n"
       "cluster: {preset: dgx-h100, nodes: 192, inter_node: {bandwidth: 200 Gbit/s, latency: 14 us, nics_per_node: 8}}\n"
       "training: {framework: fsdp, sequence_length: 2048, global_batch: 1536, micro_batch: 1, precision: bf16}\n"
       "parallel: {tp: 1, pp: 1, zero: 3, recompute: none}\n",
       sets);
-  return make_plan(s, profile_for(s));
 }
 
 TEST(HybridSharding, Zero3GathersInTheNodeAtScale) {

@@ -13,8 +13,7 @@ namespace tp {
 namespace {
 
 Plan plan_of(const char* yaml) {
-  const Scenario s = test::scenario(yaml);
-  return make_plan(s, profile_for(s));
+  return test::plan(yaml);
 }
 
 TEST(OverlapContention, HiddenTrafficCostsTheMeasuredSlowdown) {

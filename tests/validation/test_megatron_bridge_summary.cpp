@@ -62,8 +62,7 @@ Plan plan_of(const Row& r) {
       (r.vp > 1 ? "interleaved" : "1f1b") + ", vpp: " + std::to_string(r.vp) +
       ", sequence_parallel: " + (r.tp > 1 ? "true" : "false") +
       ", overlap: {grad_reduce: true, param_gather: true, tp_comm: true}}\n";
-  const Scenario s = test::scenario(yaml);
-  return make_plan(s, profile_for(s));
+  return test::plan(yaml);
 }
 
 TEST(MegatronBridgeSummary, B200AndH100StepsStayWithinTodaysAccuracy) {

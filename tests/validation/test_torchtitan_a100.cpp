@@ -51,8 +51,7 @@ Plan plan_of(const Row& r) {
       std::to_string(r.sequence) + ", micro_batch: " + std::to_string(r.batch) + ", global_batch: " +
       std::to_string(64 * r.batch) + ", optimizer: adamw, optimizer_kernel: foreach, flash_attention: true, fused_norm: " +
       r.fused_norm + "}\nparallel: {tp: 1, pp: 1, dp: 64, zero: 3, recompute: " + r.recompute + "}\n";
-  const Scenario s = test::scenario(yaml);
-  return make_plan(s, profile_for(s));
+  return test::plan(yaml);
 }
 
 TEST(TorchtitanA100, StepTimesAndVerdictsOfTheModelledRows) {

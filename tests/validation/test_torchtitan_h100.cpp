@@ -73,8 +73,7 @@ Plan plan_of(const Row& r) {
       ", sequence_parallel: " + (r.tp > 1 ? "true" : "false") + ", schedule: " + r.schedule +
       ", vpp: " + std::to_string(r.vpp) + ", overlap: {tp_comm: " + r.async_tp +
       (pipelined ? ", grad_reduce: false" : "") + "}}\n";
-  const Scenario s = test::scenario(yaml);
-  return make_plan(s, profile_for(s));
+  return test::plan(yaml);
 }
 
 struct Timed {
