@@ -185,6 +185,11 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
     out << "    tensor-core kernels at the sustained clock " << format_fixed(cluster_sustained_clock_hz(s.cluster, hw) * 1e-6, 0)
         << " MHz of the profile's " << format_fixed(profile_rates_clock_hz(hw, s.cluster.gpu) * 1e-6, 0) << " MHz (x"
         << format_fixed(scale, 3) << " GEMM and attention time)\n";
+  } else if (s.cluster.gpus_per_node > 1 && cluster_sustained_clock_hz(s.cluster, hw) == 0 && hw.clock_hz > 0) {
+    // Burst rates on a busy node with no known sustained clock: say so, the step may be optimistic.
+    out << "    tensor-core kernels at the profile's " << format_fixed(hw.clock_hz * 1e-6, 0) << " MHz: no sustained clock is"
+        << " known for the " << s.cluster.gpu.name << " (a busy H100 SXM node holds 1575 of 1980 MHz);"
+        << " cluster.sustained_clock sets it\n";
   }
   if (const FusedAttentionCurves a = fused_attention_curves(s.training, s.cluster.gpu, hw); a.published || !a.speed.same()) {
     const std::string whose =

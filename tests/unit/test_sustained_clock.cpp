@@ -71,6 +71,22 @@ TEST(SustainedClock, ScalesTheComputeBoundGemmTime) {
   EXPECT_GT(slow.attention, base.attention);
 }
 
+// Blackwell's defaults are Hopper's burst fractions: they stand for the B200's boost clock, and a busy DGX
+// B200 node holds the catalog's sustained clock (flashinfer #2899: 1965 -> ~1580 MHz under load). A Hopper
+// part with no sourced sustained clock (H100 PCIe) runs at its boost clock, and the table says so.
+TEST(SustainedClock, B200DefaultsStandForItsBoostClock) {
+  const Scenario s = test::scenario(kH100, {"cluster.preset=dgx-b200"});
+  const HardwareProfile hw = profile_for(s);
+  EXPECT_DOUBLE_EQ(hw.clock_hz, 1965e6);
+  EXPECT_DOUBLE_EQ(tensor_time_scale(s.cluster, hw), 1965.0 / 1580.0);
+  const test::RunResult pcie = test::run_trainplan("evaluate --set cluster.gpu=h100-pcie-80gb");
+  ASSERT_EQ(pcie.exit_code, 0) << pcie.output;
+  EXPECT_NE(pcie.output.find("tensor-core kernels at the profile's 1755 MHz: no sustained clock is known"), std::string::npos)
+      << pcie.output;
+  const test::RunResult sxm = test::run_trainplan("evaluate");
+  EXPECT_EQ(sxm.output.find("no sustained clock is known"), std::string::npos);
+}
+
 // The JSON report says which clocks the step used (docs/json-output.md, `clocks`): the built-in default
 // scenario runs 64 H100 on 8-GPU nodes; --set cluster.sustained_clock overrides the catalog's.
 TEST(SustainedClock, JsonReportsTheClocks) {
