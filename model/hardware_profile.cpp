@@ -59,18 +59,13 @@ void set_kernel_class_defaults(HardwareProfile& p) {
   for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
 }
 
-}  // namespace
-
-HardwareProfile default_profile(const GpuSpec& gpu) {
-  HardwareProfile p;
-  p.name = "defaults: " + (gpu.generation.empty() ? std::string("generic") : gpu.generation);
-  p.gpu = gpu.key;
-  // Large-GEMM efficiencies from vendor-published cuBLAS results and MLPerf-class training runs; see
-  // docs/model.md, "Default efficiencies". The shape terms (k_half, latency, bandwidth_efficiency) are
-  // the H100 fit's bf16 values rounded (docs/calibration.md), used for every generation.
+// Large-GEMM efficiencies from vendor-published cuBLAS results and MLPerf-class training runs; see
+// docs/model.md, "Default efficiencies". The shape terms (k_half, latency, bandwidth_efficiency) are the
+// H100 fit's bf16 values rounded (docs/calibration.md), used for every generation.
+void set_gemm_defaults(HardwareProfile& p, const GpuSpec& gpu) {
   GemmModel dense16{0.80, 40, Seconds(5.5e-6), 0.75};
   GemmModel dense8{0.70, 40, Seconds(5.5e-6), 0.75};
-  GemmModel dense32{0.85, 40, Seconds(5.5e-6), 0.75};
+  const GemmModel dense32{0.85, 40, Seconds(5.5e-6), 0.75};
   if (gpu.generation == "volta") dense16.efficiency = 0.75;
   if (gpu.generation == "ampere") dense16.efficiency = 0.74;
   if (gpu.generation == "hopper" || gpu.generation == "blackwell") {
@@ -90,6 +85,9 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   p.gemm[static_cast<size_t>(Precision::fp16)] = dense16;
   p.gemm[static_cast<size_t>(Precision::bf16)] = dense16;
   p.gemm[static_cast<size_t>(Precision::fp8)] = dense8;
+}
+
+void set_attention_defaults(HardwareProfile& p, const GpuSpec& gpu) {
   if (gpu.generation == "hopper") {
     // cuDNN's fused attention (bf16) as the committed H100 profile fits it (scenarios/profiles/h100-sxm.yaml,
     // `attention`, rounded): every Hopper part runs the same SMs at the same clocks, the H200 faster memory only.
@@ -109,6 +107,16 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
     p.attention_backward = curves.backward;
     p.attention_kernel = AttentionKernel::flash;
   }
+}
+
+}  // namespace
+
+HardwareProfile default_profile(const GpuSpec& gpu) {
+  HardwareProfile p;
+  p.name = "defaults: " + (gpu.generation.empty() ? std::string("generic") : gpu.generation);
+  p.gpu = gpu.key;
+  set_gemm_defaults(p, gpu);
+  set_attention_defaults(p, gpu);
   p.idle_power = Watts(gpu.tdp.value * 0.12);
   // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock, and Blackwell takes them;
   // the others were set from training runs, at the sustained clock (clock 0; docs/model.md §13 and §15,
