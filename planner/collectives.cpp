@@ -56,6 +56,22 @@ double tree(Collective c, double bytes, int n, const Tier& tier) {
   return tree_time(c, Bytes(bytes), n, Seconds(tier.alpha), ByteRate(tier.beta)).value;
 }
 
+// NCCL's all-to-all is one grouped send and receive per peer (NCCL user guide, "Point-to-point
+// communication": all-to-all as ncclSend/ncclRecv to every peer inside ncclGroupStart/End), not a ring:
+// each rank sends S/n to each of its r - 1 node mates over NVLink and to each of its n - r peers on other
+// nodes through the NICs, both at once. The latency is one message per peer on its tier. On one node, or
+// with one rank per node, this is the flat ring's cost, (n - 1) alpha + (n - 1)/n S / beta.
+double pairwise_all_to_all(double bytes, const Layout& l, const Topology& t) {
+  const Tier intra{t.intra.latency.value, intra_bandwidth(t).value};
+  const Tier inter{t.inter.latency.value, inter_bandwidth(t).value};
+  const int node_mates = (l.m <= 1 ? l.n : l.r) - 1;
+  const int remote = l.n - 1 - node_mates;
+  const double per_peer = bytes / l.n;
+  const double over_nvlink = node_mates > 0 ? transfer(node_mates * per_peer, intra.beta) : 0.0;
+  const double over_nics = remote > 0 ? transfer(remote * per_peer, inter.beta) : 0.0;
+  return node_mates * intra.alpha + remote * inter.alpha + std::max(over_nvlink, over_nics);
+}
+
 }  // namespace
 
 const char* to_string(Collective c) {
@@ -191,7 +207,9 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
   if (l.n <= 1 || !(bytes.value > 0.0)) return Seconds(0.0);
   const double s = bytes.value;
   switch (a) {
-    case CollectiveAlgorithm::ring: return Seconds(ring(c, s, l.n, flat_tier(l, t)));
+    case CollectiveAlgorithm::ring:
+      if (c == Collective::all_to_all) return Seconds(pairwise_all_to_all(s, l, t));
+      return Seconds(ring(c, s, l.n, flat_tier(l, t)));
     case CollectiveAlgorithm::tree: return Seconds(tree(c, s, l.n, flat_tier(l, t)));
     case CollectiveAlgorithm::hierarchical: {
       const Tier intra{t.intra.latency.value, intra_bandwidth(t).value};

@@ -113,7 +113,9 @@ bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g);
 
 // Time of `c` with algorithm `a`, or +infinity when `a` does not apply. ring and tree use the slowest tier
 // they cross (intra when the group is on one node; inter when each rank has its own node; otherwise the
-// slower bandwidth and the larger latency of the two). hierarchical runs an intra-node reduce-scatter, an
+// slower bandwidth and the larger latency of the two). all_to_all's "ring" is NCCL's grouped send/receive to
+// every peer: (r - 1) alpha_intra + (n - r) alpha_inter + max((r - 1) S/n / beta_intra, (n - r) S/n / beta_inter)
+// with r ranks per node, the flat ring's cost on one node or with one rank per node (docs/model.md §14). hierarchical runs an intra-node reduce-scatter, an
 // inter-node all-reduce (the faster of ring and tree) of bytes/ranks_per_node among `nodes` ranks, and an
 // intra-node all-gather. For all_gather it moves bytes/ranks_per_node among the nodes and then bytes within
 // each node (reduce_scatter the mirror image), with the latency of NCCL's one ring over all n ranks:

@@ -189,6 +189,31 @@ TEST(CollectiveChoice, AllGatherAcrossNodesPaysTheRingsHops) {
   }
 }
 
+TEST(CollectiveChoice, AllToAllAcrossNodesSendsOnlyTheRemoteShareThroughTheNics) {
+  // NCCL's all-to-all is a grouped send/receive to every peer (NCCL user guide, "Point-to-point
+  // communication"), so across nodes only the bytes for peers on other nodes cross the NICs, while those for
+  // node mates go over NVLink at the same time. By hand, an MoE dispatch of S = 134,217,728 B (4,096 tokens
+  // x top-8 x hidden 2,048 x 2 B) over 16 ranks on 2 DGX H100 nodes: 7 node mates and 8 remote peers get
+  // S/16 each. NVLink 7/16 S / 450e9 = 130.5 us; NICs 8/16 S / 50e9 = 1,342.2 us; latency 7 x 3.4 + 8 x 14 us.
+  // The flat ring charged (15/16) S / 50e9 + 15 x 14 us = 2,726.8 us, twice as long.
+  const Topology t = dgx_h100();
+  const double s = 4096.0 * 8 * 2048 * 2;
+  const GroupShape two_nodes = group_shape(16, 1, 8);
+  const CollectiveCost cost = collective_time(Collective::all_to_all, Bytes(s), two_nodes, t);
+  EXPECT_NEAR(cost.time.value, 7 * 3.4e-6 + 8 * 14e-6 + 8.0 / 16 * s / 50e9, 1e-12);
+  EXPECT_LT(cost.time.value, 0.55 * (15 * 14e-6 + 15.0 / 16 * s / 50e9));
+  // On one node, and with one rank per node, it is the flat ring's cost: (n - 1) alpha + (n - 1)/n S / beta.
+  EXPECT_NEAR(collective_time(Collective::all_to_all, Bytes(s), group_shape(8, 1, 8), t).time.value,
+              7 * 3.4e-6 + 7.0 / 8 * s / 450e9, 1e-12);
+  EXPECT_NEAR(collective_time(Collective::all_to_all, Bytes(s), group_shape(16, 8, 8), t).time.value,
+              15 * 14e-6 + 15.0 / 16 * s / 50e9, 1e-12);
+  // With a slow NVLink the node mates' share is the longer one: 7/16 S / 20e9 = 2,936 us.
+  Topology slow_intra = t;
+  slow_intra.intra.bandwidth = ByteRate(20e9);
+  EXPECT_NEAR(collective_time(Collective::all_to_all, Bytes(s), two_nodes, slow_intra).time.value,
+              7 * 3.4e-6 + 8 * 14e-6 + 7.0 / 16 * s / 20e9, 1e-12);
+}
+
 TEST(CollectiveChoice, RingStepsInsideANodePayTheHostsNetworkPostOverhead) {
   // NCCL's cost model (src/graph/tuning.cc, ncclTopoTuneModel: "Inter-node rings still have to launch nsteps *
   // net overhead"): once a ring spans nodes each of its intra-node steps costs at least 3 x getNetOverhead
