@@ -49,8 +49,8 @@ TEST(Catalog, RequiredModelsExist) {
   const Catalog& c = Catalog::builtin();
   for (const char* key : {"gpt2-124m", "gpt2-355m", "gpt2-774m", "gpt2-1.5b", "gpt3-175b", "megatron-22b",
                           "mt-nlg-530b", "megatron-1t", "llama2-7b", "llama2-13b", "llama2-70b", "llama3.1-8b",
-                          "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "bloom-176b", "opt-175b",
-                          "nemotron4-340b"}) {
+                          "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                          "bloom-176b", "opt-175b", "nemotron4-340b"}) {
     ASSERT_EQ(c.models().count(key), 1u) << key;
     const ModelSpec& m = c.models().at(key);
     EXPECT_EQ(m.key, key);

@@ -6,6 +6,9 @@
 // recompute; seed 001 Napkin 1.1 (WE-02): 2228.01 GFLOP forward per GPT-2 XL layer at B=32, S=1024.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "catalog.h"
 #include "estimate.h"
 #include "tests/megatron_flops.h"
@@ -29,6 +32,25 @@ TEST(Parameters, MixtralActiveParametersUseTopTwoOfEightExperts) {
   Scenario s = test::scenario("model: mixtral-8x7b\ncluster: {preset: dgx-h100, nodes: 1}\n"
                               "training: {sequence_length: 4096, global_batch: 8}\nparallel: {tp: 8}\n");
   EXPECT_NEAR(estimate(s).parameters_active / 1e9, 12.9, 0.05);
+}
+
+TEST(Parameters, Qwen3MoeCountsMatchTheirModelCards) {
+  // HF model cards: Qwen3-30B-A3B "30.5B in total and 3.3B activated", Qwen3-235B-A22B "235B in total and 22B
+  // activated" (top-8 of 128 experts). The per-head q/k norms the planner leaves out are 256 parameters per
+  // layer.
+  const auto counts = [](const char* key) {
+    Scenario s = test::scenario(std::string("model: ") + key + "\ncluster: {preset: dgx-h100, nodes: 1}\n"
+                                "training: {sequence_length: 4096, global_batch: 8}\nparallel: {ep: 8}\n");
+    const Estimate e = estimate(s);
+    return std::pair{e.parameters_total / 1e9, e.parameters_active / 1e9};
+  };
+  // The cards truncate: 30.53 B and 3.35 B are printed 30.5 and 3.3.
+  const auto [small_total, small_active] = counts("qwen3-30b-a3b");
+  EXPECT_TRUE(small_total >= 30.5 && small_total < 30.6) << small_total;
+  EXPECT_TRUE(small_active >= 3.3 && small_active < 3.4) << small_active;
+  const auto [big_total, big_active] = counts("qwen3-235b-a22b");
+  EXPECT_TRUE(big_total >= 235.0 && big_total < 236.0) << big_total;
+  EXPECT_TRUE(big_active >= 22.0 && big_active < 23.0) << big_active;
 }
 
 TEST(Parameters, PerGpuSplitsByTensorAndPipelineParallelism) {
