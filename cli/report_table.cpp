@@ -114,6 +114,7 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   }
   out << ", " << to_string(s.training.optimizer);
   if (is_adam(s.training.optimizer) && s.training.optimizer_kernel != OptimizerKernel::fused) out << " (" << to_string(s.training.optimizer_kernel) << ")";
+  if (s.model.moe.enabled() && s.training.moe_dispatcher == MoeDispatcher::deepep) out << ", DeepEP dispatch";
   out << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off")
       << (s.training.attention_unpad ? " (unpadded)" : "") << "; batch "

@@ -283,6 +283,9 @@ void check_sequence_splits(const Scenario& s, Collector& c) {
 void check_experts(const Scenario& s, Collector& c) {
   const ModelSpec& m = s.model;
   const ParallelSpec& p = s.parallel;
+  if (s.training.moe_dispatcher == MoeDispatcher::deepep && !m.moe.enabled()) {
+    c.add("training.moe_dispatcher", "model.moe", "deepep dispatches tokens to experts; it needs a mixture-of-experts model");
+  }
   if (p.ep > 1 && !m.moe.enabled()) {
     c.add("parallel.ep", "model.moe", "ep = " + num(p.ep) + " needs a mixture-of-experts model");
   } else if (m.moe.enabled()) {

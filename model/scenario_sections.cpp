@@ -179,6 +179,8 @@ TrainingSpec read_training(MapReader& r) {
   if (r.has("optimizer_kernel") && !is_adam(t.optimizer)) {
     r.fail("optimizer_kernel", std::string("sets how an Adam or AdamW step runs; optimizer is ") + to_string(t.optimizer));
   }
+  t.moe_dispatcher = r.choice("moe_dispatcher", t.moe_dispatcher,
+                              {{"all_to_all", MoeDispatcher::all_to_all}, {"deepep", MoeDispatcher::deepep}});
   if (r.has("gradient_sync")) {
     // Megatron's schedules always run the first micro-batches under no_sync; DeepSpeed's engine decides by
     // ZeRO stage (its no_sync refuses partitioned gradients). FSDP and plain PyTorch leave it to the loop.

@@ -62,6 +62,12 @@ enum class CpComm { p2p, all_gather, a2a, ring_all_gather, a2a_p2p };
 // from the amax history of earlier steps (DelayedScaling); `current` computes the tensor's own amax just
 // before the cast (TE 2.x Float8CurrentScaling, Megatron's --fp8-recipe tensorwise).
 enum class Fp8Recipe { delayed, current };
+// How an MoE layer sends tokens to their experts' ranks and back (docs/model.md §14, "MoE token dispatch").
+// all_to_all: one copy per (token, expert) in an all-to-all over the expert-parallel group (Megatron-Core's
+// `alltoall` dispatcher, torchtitan, DeepSpeed). deepep: DeepEP's normal kernels or NVIDIA's Hybrid-EP
+// (Megatron-Core's `flex` dispatcher): a token crosses the network once per node that holds one of its
+// experts and NVLink once per GPU that does (DeepSeek-V3, arXiv:2412.19437, §3.2.2).
+enum class MoeDispatcher { all_to_all, deepep };
 // Dtype of the optimizer states: fp32, or the parameters' own dtype (`same`, PyTorch's AdamW default).
 enum class StatePrecision { fp32, same };
 // What one FSDP unit holds: a whole transformer layer (FSDP2 fully_shard per block, FSDP1's
@@ -235,6 +241,7 @@ struct TrainingSpec {
   // by default. Default: on for fsdp with eager layer code, off elsewhere (docs/model.md §6, "Early stop").
   bool checkpoint_early_stop = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // precision fp8 only
+  MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;  // MoE models only
 };
 
 // Bytes per parameter of the fp32 master copy: 4 when training in 16 or 8 bits with

@@ -235,6 +235,32 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
   return Seconds(kInf);
 }
 
+namespace {
+
+// C(E - held, k) / C(E, k): the chance that none of `held` given experts is among a token's k of E.
+double chance_none_held(int experts, int top_k, double held) {
+  double q = 1.0;
+  for (int i = 0; i < top_k; ++i) q *= std::max(0.0, (experts - held - i) / static_cast<double>(experts - i));
+  return q;
+}
+
+}  // namespace
+
+Seconds deduplicated_dispatch_time(Bytes token_bytes, int experts, int top_k, const GroupShape& g, const Topology& t) {
+  const Layout l = normalize(g);
+  if (l.n <= 1 || experts < 1 || top_k < 1 || !(token_bytes.value > 0.0)) return Seconds(0.0);
+  top_k = std::min(top_k, experts);
+  const int per_node = l.m <= 1 ? l.n : l.r;
+  const int nodes = l.m <= 1 ? 1 : l.m;
+  const double per_rank = static_cast<double>(experts) / l.n;
+  const double network = token_bytes.value * (nodes - 1) * (1.0 - chance_none_held(experts, top_k, per_rank * per_node));
+  const double nvlink = token_bytes.value * nodes * (per_node - 1) * (1.0 - chance_none_held(experts, top_k, per_rank));
+  const double over_nvlink = nvlink > 0.0 ? transfer(nvlink, intra_bandwidth(t).value) : 0.0;
+  const double over_nics = network > 0.0 ? transfer(network, inter_bandwidth(t).value) : 0.0;
+  return Seconds((per_node - 1) * t.intra.latency.value + (nodes - 1) * t.inter.latency.value +
+                 std::max(over_nvlink, over_nics));
+}
+
 CollectiveCost collective_time(Collective c, Bytes bytes, const GroupShape& g, const Topology& t) {
   CollectiveCost best{Seconds(0.0), CollectiveAlgorithm::ring};
   if (normalize(g).n <= 1 || !(bytes.value > 0.0)) return best;

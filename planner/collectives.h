@@ -122,6 +122,16 @@ bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g);
 // (n - nodes) intra-node hops and (nodes - 1) inter-node hops (docs/model.md §14).
 Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const GroupShape& g, const Topology& t);
 
+// One MoE token dispatch (or combine) the DeepEP way (DeepSeek-V3, arXiv:2412.19437, §3.2.2; DeepEP's normal
+// kernels, NVIDIA's Hybrid-EP): a token goes through the network once to each other node holding one of its
+// top_k experts (to the GPU of the same local index there) and over NVLink once to each GPU holding one,
+// directly on its own node and forwarded on the others. `token_bytes` = the GPU's tokens x hidden x bytes; the
+// experts spread evenly over the group's n ranks, r per node on m nodes, and the tokens route uniformly (what
+// forced load balancing does). With q(x) = C(E - x, k) / C(E, k), the chance that x given experts miss a token:
+//   network bytes = token_bytes x (m - 1) x (1 - q(E r / n)),  NVLink bytes = token_bytes x m x (r - 1) x (1 - q(E / n)),
+//   time = (r - 1) alpha_intra + (m - 1) alpha_inter + max(NVLink bytes / beta_intra, network bytes / beta_inter).
+Seconds deduplicated_dispatch_time(Bytes token_bytes, int experts, int top_k, const GroupShape& g, const Topology& t);
+
 struct CollectiveCost {
   Seconds time;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;

@@ -46,6 +46,9 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.b = static_cast<double>(s.training.micro_batch);
   l.weight_bytes = parameter_bytes(s.training);
   l.grad_precision = s.training.grad_precision;
+  l.deduplicated_dispatch = s.model.moe.enabled() && s.training.moe_dispatcher == MoeDispatcher::deepep;
+  l.experts = static_cast<int>(s.model.moe.experts);
+  l.top_k = static_cast<int>(s.model.moe.top_k);
   return l;
 }
 
@@ -88,6 +91,9 @@ double repeats(const Comm& c, const CommCall& call, const CommLayout& l) {
 }
 
 double one_collective(Collective kind, CommGroup group, const CommLayout& l, double bytes) {
+  if (l.deduplicated_dispatch && group == CommGroup::ep && kind == Collective::all_to_all) {
+    return deduplicated_dispatch_time(Bytes(bytes / l.top_k), l.experts, l.top_k, l.group(group), l.topo).value;
+  }
   return collective_time(kind, Bytes(bytes), l.group(group), l.topo).time.value;
 }
 

@@ -24,6 +24,10 @@ struct CommLayout {
   double b = 1;     // micro-batch, sequences
   double weight_bytes = 2;  // one stored parameter (parameter_bytes: fp32 under autocast)
   Precision grad_precision = Precision::bf16;
+  // MoE dispatch: under training.moe_dispatcher deepep the expert group's all-to-alls (top_k copies of each
+  // token) are timed as deduplicated_dispatch_time of one copy (planner/collectives.h).
+  bool deduplicated_dispatch = false;
+  int experts = 0, top_k = 0;
   const GroupShape& group(CommGroup g) const& { return groups[static_cast<int>(g)]; }
   GroupShape group(CommGroup g) && { return groups[static_cast<int>(g)]; }  // a copy from a temporary
 };

@@ -199,6 +199,21 @@ TEST(LayoutErrors, ExpertParallelismWithoutMoe) {
   EXPECT_TRUE(fails_at(y.str(), "ep: 2", 4, "parallel.ep", {"mixture-of-experts", "model.moe"}));
 }
 
+// training.moe_dispatcher deepep routes tokens to experts: on a dense model it is an error at the key naming
+// model.moe; an unknown dispatcher names the choices; on an MoE model both dispatchers load.
+TEST(LayoutErrors, DeepEpDispatcherNeedsMoe) {
+  Yaml y;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, moe_dispatcher: deepep}";
+  EXPECT_TRUE(fails_at(y.str(), "deepep}", 0, "training.moe_dispatcher", {"mixture-of-experts", "model.moe"}));
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, moe_dispatcher: nccl}";
+  EXPECT_TRUE(fails_at(y.str(), "nccl}", 0, "training.moe_dispatcher", {"all_to_all", "deepep"}));
+  y.model = "mixtral-8x7b";
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, moe_dispatcher: deepep}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 1, moe_dispatcher: all_to_all}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
 TEST(LayoutErrors, ExpertParallelismMustDivideExperts) {
   Yaml y;
   y.model = "mixtral-8x7b";

@@ -214,6 +214,37 @@ TEST(CollectiveChoice, AllToAllAcrossNodesSendsOnlyTheRemoteShareThroughTheNics)
               7 * 3.4e-6 + 8 * 14e-6 + 7.0 / 16 * s / 20e9, 1e-12);
 }
 
+TEST(CollectiveChoice, DeepEpDispatchSendsATokenOncePerNodeAndOncePerGpu) {
+  // DeepSeek-V3 (arXiv:2412.19437, §3.2.2): a token goes over the network once to each node holding one of its
+  // experts, then over NVLink to each GPU holding one. By hand, Qwen3 30B-A3B (128 experts, top-8) over 16
+  // ranks on 2 DGX H100 nodes, 4,096 tokens x 2,048 x 2 B = 16,777,216 B on the GPU:
+  //   none of a node's 64 experts among a token's 8: q = C(64, 8)/C(128, 8) = 0.0030959;
+  //   none of a rank's 8: C(120, 8)/C(128, 8) = 0.5877179;
+  //   network 16,777,216 x 1 x (1 - 0.0030959) = 16,725,276 B over 50e9 B/s = 334.5 us;
+  //   NVLink 16,777,216 x 2 x 7 x (1 - 0.5877179) = 96,837,230 B over 450e9 B/s = 215.2 us;
+  //   + 7 x 3.4 us + 1 x 14 us: 372.3 us. The all-to-all of the 8 copies takes 1,479.9 us (the test above).
+  const Topology t = dgx_h100();
+  const double token_bytes = 4096.0 * 2048 * 2;
+  const double q_node = 0.0030958642767920487, q_rank = 0.5877179493123811;
+  const double two_nodes = deduplicated_dispatch_time(Bytes(token_bytes), 128, 8, group_shape(16, 1, 8), t).value;
+  EXPECT_NEAR(two_nodes, 7 * 3.4e-6 + 14e-6 + token_bytes * (1 - q_node) / 50e9, 1e-12);
+  EXPECT_GT(token_bytes * 2 * 7 * (1 - q_rank) / 450e9, 0.6 * token_bytes * (1 - q_node) / 50e9);  // NVLink not far behind
+  const double all_to_all = collective_time(Collective::all_to_all, Bytes(8 * token_bytes), group_shape(16, 1, 8), t).time.value;
+  EXPECT_LT(two_nodes, all_to_all / 3.9);
+  // On one node of 8 (16 experts each): 7 x (1 - C(112, 8)/C(128, 8)) = 4.67 copies over NVLink against the
+  // all-to-all's 7: 7 x 3.4 us + 78,382,101 B / 450e9 = 198.0 us against 284.8 us.
+  const double one_node = deduplicated_dispatch_time(Bytes(token_bytes), 128, 8, group_shape(8, 1, 8), t).value;
+  EXPECT_NEAR(one_node, 7 * 3.4e-6 + token_bytes * 7 * (1 - 0.3325803880770642) / 450e9, 1e-12);
+  // Mixtral's top-2 of 8 over 8 ranks, one expert each: no two of a token's experts share a rank, so
+  // 7 x (1 - (7/8)(6/7)) = 1.75 copies, as many as the all-to-all's 2 x 7/8: the same time.
+  const double mixtral = deduplicated_dispatch_time(Bytes(1e6), 8, 2, group_shape(8, 1, 8), t).value;
+  EXPECT_NEAR(mixtral, 7 * 3.4e-6 + 1e6 * 1.75 / 450e9, 1e-12);
+  EXPECT_NEAR(mixtral, collective_time(Collective::all_to_all, Bytes(2e6), group_shape(8, 1, 8), t).time.value, 1e-12);
+  // Nothing to send with one rank, no tokens or no experts.
+  EXPECT_EQ(deduplicated_dispatch_time(Bytes(token_bytes), 128, 8, group_shape(1, 1, 8), t).value, 0.0);
+  EXPECT_EQ(deduplicated_dispatch_time(Bytes(0), 128, 8, group_shape(16, 1, 8), t).value, 0.0);
+}
+
 TEST(CollectiveChoice, RingStepsInsideANodePayTheHostsNetworkPostOverhead) {
   // NCCL's cost model (src/graph/tuning.cc, ncclTopoTuneModel: "Inter-node rings still have to launch nsteps *
   // net overhead"): once a ring spans nodes each of its intra-node steps costs at least 3 x getNetOverhead
