@@ -18,6 +18,7 @@
 
 #include "catalog.h"
 #include "collectives.h"
+#include "tests/unit/dgx_h100_topology.h"
 
 namespace tp {
 namespace {
@@ -34,13 +35,7 @@ Topology single_tier(double bandwidth, double latency) {
 }
 
 // N DGX H100 nodes [DGX]: 450 GB/s NVLink per GPU; 8 x 400 Gbit/s = 8 x 50 GB/s NICs per 8 GPUs.
-Topology dgx_h100() {
-  Topology t;
-  t.gpus_per_node = 8;
-  t.intra = LinkTier{ByteRate(450e9), Seconds(3.4e-6)};
-  t.inter = LinkTier{ByteRate(50e9), Seconds(14e-6)};
-  return t;
-}
+Topology dgx_h100() { return test::dgx_h100_topology(); }
 
 // ---------------------------------------------------------------- seed exercise 26.1 ([F] §2.4)
 

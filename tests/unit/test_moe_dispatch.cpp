@@ -5,17 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "collectives.h"
+#include "tests/unit/dgx_h100_topology.h"
 
 namespace tp {
 namespace {
 
-Topology dgx_h100() {
-  Topology t;
-  t.gpus_per_node = 8;
-  t.intra = LinkTier{ByteRate(450e9), Seconds(3.4e-6)};
-  t.inter = LinkTier{ByteRate(50e9), Seconds(14e-6)};
-  return t;
-}
+Topology dgx_h100() { return test::dgx_h100_topology(); }
 
 TEST(AllToAll, AcrossNodesSendsOnlyTheRemoteShareThroughTheNics) {
   // NCCL's all-to-all is a grouped send/receive to every peer (NCCL user guide, "Point-to-point
