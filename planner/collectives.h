@@ -111,15 +111,15 @@ Seconds tree_time(Collective c, Bytes bytes, int n, Seconds alpha, ByteRate beta
 // and has more than one rank per node.
 bool applicable(Collective c, CollectiveAlgorithm a, const GroupShape& g);
 
-// Time of `c` with algorithm `a`, or +infinity when `a` does not apply. ring and tree use the slowest tier
-// they cross (intra when the group is on one node; inter when each rank has its own node; otherwise the
-// slower bandwidth and the larger latency of the two). all_to_all's "ring" is NCCL's grouped send/receive to
-// every peer: (r - 1) alpha_intra + (n - r) alpha_inter + max((r - 1) S/n / beta_intra, (n - r) S/n / beta_inter)
-// with r ranks per node, the flat ring's cost on one node or with one rank per node (docs/model.md §14). hierarchical runs an intra-node reduce-scatter, an
-// inter-node all-reduce (the faster of ring and tree) of bytes/ranks_per_node among `nodes` ranks, and an
-// intra-node all-gather. For all_gather it moves bytes/ranks_per_node among the nodes and then bytes within
-// each node (reduce_scatter the mirror image), with the latency of NCCL's one ring over all n ranks:
-// (n - nodes) intra-node hops and (nodes - 1) inter-node hops (docs/model.md §14).
+// Time of `c` with algorithm `a`, or +infinity when `a` does not apply. ring and tree use the slowest tier they
+// cross (intra when the group is on one node; inter when each rank has its own node; otherwise the slower bandwidth
+// and the larger latency of the two). all_to_all's "ring" is NCCL's grouped send/receive to every peer: (r - 1)
+// alpha_intra + (n - r) alpha_inter + max((r - 1) S/n / beta_intra, (n - r) S/n / beta_inter) with r ranks per
+// node, the flat ring's cost on one node or with one rank per node (docs/model.md §14). hierarchical runs an
+// intra-node reduce-scatter, an inter-node all-reduce (the faster of ring and tree) of bytes/ranks_per_node among
+// `nodes` ranks, and an intra-node all-gather. For all_gather it moves bytes/ranks_per_node among the nodes and
+// then bytes within each node (reduce_scatter the mirror image), with the latency of NCCL's one ring over all n
+// ranks: (n - nodes) intra-node hops and (nodes - 1) inter-node hops (docs/model.md §14).
 Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const GroupShape& g, const Topology& t);
 
 // One MoE token dispatch (or combine) the DeepEP way (DeepSeek-V3, arXiv:2412.19437, §3.2.2; DeepEP's normal
@@ -128,7 +128,8 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
 // directly on its own node and forwarded on the others. `token_bytes` = the GPU's tokens x hidden x bytes; the
 // experts spread evenly over the group's n ranks, r per node on m nodes, and the tokens route uniformly (what
 // forced load balancing does). With q(x) = C(E - x, k) / C(E, k), the chance that x given experts miss a token:
-//   network bytes = token_bytes x (m - 1) x (1 - q(E r / n)),  NVLink bytes = token_bytes x m x (r - 1) x (1 - q(E / n)),
+//   network bytes = token_bytes x (m - 1) x (1 - q(E r / n)),
+//   NVLink bytes = token_bytes x m x (r - 1) x (1 - q(E / n)),
 //   time = (r - 1) alpha_intra + (m - 1) alpha_inter + max(NVLink bytes / beta_intra, network bytes / beta_inter).
 Seconds deduplicated_dispatch_time(Bytes token_bytes, int experts, int top_k, const GroupShape& g, const Topology& t);
 
