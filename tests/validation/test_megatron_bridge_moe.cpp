@@ -46,7 +46,8 @@ std::vector<Row> read_rows() {
     if (line.rfind("| 2", 0) != 0) continue;  // data rows start with the release year
     const std::vector<std::string> c = test::markdown_cells(line);
     if (c.size() < 11) continue;
-    Row r{c[0]};
+    Row r;
+    r.release = c[0];
     r.gpus = std::stoi(c[1]), r.gbs = std::stoi(c[2]), r.mbs = std::stoi(c[3]), r.sequence = std::stoi(c[4]);
     r.tp = std::stoi(c[5]), r.pp = std::stoi(c[6]), r.vp = std::stoi(c[7]), r.ep = std::stoi(c[8]);
     r.dispatcher = c[9];
