@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <utility>
 
 namespace tp {
 
@@ -56,20 +57,37 @@ double tree(Collective c, double bytes, int n, const Tier& tier) {
   return tree_time(c, Bytes(bytes), n, Seconds(tier.alpha), ByteRate(tier.beta)).value;
 }
 
+// A GPU's ranks on its own node and the nodes of its group: (r, m), or (n, 1) when the group is on one node.
+std::pair<int, int> ranks_per_node_and_nodes(const Layout& l) {
+  return l.m <= 1 ? std::pair{l.n, 1} : std::pair{l.r, l.m};
+}
+
+// Point-to-point traffic on both tiers at once: one message to each of `nvlink_peers` and `network_peers`, and
+// the longer of the two transfers.
+double both_tiers_at_once(int nvlink_peers, double nvlink_bytes, int network_peers, double network_bytes,
+                          const Topology& t) {
+  const double over_nvlink = nvlink_bytes > 0.0 ? transfer(nvlink_bytes, intra_bandwidth(t).value) : 0.0;
+  const double over_nics = network_bytes > 0.0 ? transfer(network_bytes, inter_bandwidth(t).value) : 0.0;
+  return nvlink_peers * t.intra.latency.value + network_peers * t.inter.latency.value + std::max(over_nvlink, over_nics);
+}
+
 // NCCL's all-to-all is one grouped send and receive per peer (NCCL user guide, "Point-to-point
 // communication": all-to-all as ncclSend/ncclRecv to every peer inside ncclGroupStart/End), not a ring:
 // each rank sends S/n to each of its r - 1 node mates over NVLink and to each of its n - r peers on other
 // nodes through the NICs, both at once. The latency is one message per peer on its tier. On one node, or
 // with one rank per node, this is the flat ring's cost, (n - 1) alpha + (n - 1)/n S / beta.
 double pairwise_all_to_all(double bytes, const Layout& l, const Topology& t) {
-  const Tier intra{t.intra.latency.value, intra_bandwidth(t).value};
-  const Tier inter{t.inter.latency.value, inter_bandwidth(t).value};
-  const int node_mates = (l.m <= 1 ? l.n : l.r) - 1;
+  const int node_mates = ranks_per_node_and_nodes(l).first - 1;
   const int remote = l.n - 1 - node_mates;
   const double per_peer = bytes / l.n;
-  const double over_nvlink = node_mates > 0 ? transfer(node_mates * per_peer, intra.beta) : 0.0;
-  const double over_nics = remote > 0 ? transfer(remote * per_peer, inter.beta) : 0.0;
-  return node_mates * intra.alpha + remote * inter.alpha + std::max(over_nvlink, over_nics);
+  return both_tiers_at_once(node_mates, node_mates * per_peer, remote, remote * per_peer, t);
+}
+
+// C(E - held, k) / C(E, k): the chance that none of `held` given experts is among a token's k of E.
+double chance_none_held(int experts, int top_k, double held) {
+  double q = 1.0;
+  for (int i = 0; i < top_k; ++i) q *= std::max(0.0, (experts - held - i) / static_cast<double>(experts - i));
+  return q;
 }
 
 }  // namespace
@@ -235,30 +253,15 @@ Seconds algorithm_time(Collective c, CollectiveAlgorithm a, Bytes bytes, const G
   return Seconds(kInf);
 }
 
-namespace {
-
-// C(E - held, k) / C(E, k): the chance that none of `held` given experts is among a token's k of E.
-double chance_none_held(int experts, int top_k, double held) {
-  double q = 1.0;
-  for (int i = 0; i < top_k; ++i) q *= std::max(0.0, (experts - held - i) / static_cast<double>(experts - i));
-  return q;
-}
-
-}  // namespace
-
 Seconds deduplicated_dispatch_time(Bytes token_bytes, int experts, int top_k, const GroupShape& g, const Topology& t) {
   const Layout l = normalize(g);
   if (l.n <= 1 || experts < 1 || top_k < 1 || !(token_bytes.value > 0.0)) return Seconds(0.0);
   top_k = std::min(top_k, experts);
-  const int per_node = l.m <= 1 ? l.n : l.r;
-  const int nodes = l.m <= 1 ? 1 : l.m;
+  const auto [per_node, nodes] = ranks_per_node_and_nodes(l);
   const double per_rank = static_cast<double>(experts) / l.n;
   const double network = token_bytes.value * (nodes - 1) * (1.0 - chance_none_held(experts, top_k, per_rank * per_node));
   const double nvlink = token_bytes.value * nodes * (per_node - 1) * (1.0 - chance_none_held(experts, top_k, per_rank));
-  const double over_nvlink = nvlink > 0.0 ? transfer(nvlink, intra_bandwidth(t).value) : 0.0;
-  const double over_nics = network > 0.0 ? transfer(network, inter_bandwidth(t).value) : 0.0;
-  return Seconds((per_node - 1) * t.intra.latency.value + (nodes - 1) * t.inter.latency.value +
-                 std::max(over_nvlink, over_nics));
+  return Seconds(both_tiers_at_once(per_node - 1, nvlink, nodes - 1, network, t));
 }
 
 CollectiveCost collective_time(Collective c, Bytes bytes, const GroupShape& g, const Topology& t) {
