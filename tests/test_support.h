@@ -5,8 +5,11 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware_profile.h"
@@ -24,6 +27,27 @@ inline std::vector<std::string> markdown_cells(const std::string& row) {
   std::string cell;
   while (std::getline(ss, cell, '|')) cells.push_back(cell.substr(1, cell.size() - 2));
   return cells;
+}
+
+// The cells of each row of a markdown table in a data file (path relative to the source tree) whose line `keep`
+// accepts and which has at least `min_cells` cells.
+inline std::vector<std::vector<std::string>> markdown_rows(const std::string& relative,
+                                                           const std::function<bool(const std::string&)>& keep,
+                                                           std::size_t min_cells) {
+  std::ifstream in(source_path(relative));
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!keep(line)) continue;
+    std::vector<std::string> cells = markdown_cells(line);
+    if (cells.size() >= min_cells) rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+// A line that starts with `prefix` (markdown_rows' usual filter: data rows start with their first cell's text).
+inline std::function<bool(const std::string&)> starts_with(const std::string& prefix) {
+  return [prefix](const std::string& line) { return line.rfind(prefix, 0) == 0; };
 }
 
 // A scenario from YAML text (label "test.yaml" in messages).

@@ -10,8 +10,6 @@
 namespace tp {
 namespace {
 
-Topology dgx_h100() { return test::dgx_h100_topology(); }
-
 TEST(AllToAll, AcrossNodesSendsOnlyTheRemoteShareThroughTheNics) {
   // NCCL's all-to-all is a grouped send/receive to every peer (NCCL user guide, "Point-to-point
   // communication"), so across nodes only the bytes for peers on other nodes cross the NICs, while those for
@@ -19,7 +17,7 @@ TEST(AllToAll, AcrossNodesSendsOnlyTheRemoteShareThroughTheNics) {
   // x top-8 x hidden 2,048 x 2 B) over 16 ranks on 2 DGX H100 nodes: 7 node mates and 8 remote peers get
   // S/16 each. NVLink 7/16 S / 450e9 = 130.5 us; NICs 8/16 S / 50e9 = 1,342.2 us; latency 7 x 3.4 + 8 x 14 us.
   // The flat ring charged (15/16) S / 50e9 + 15 x 14 us = 2,726.8 us, twice as long.
-  const Topology t = dgx_h100();
+  const Topology t = test::dgx_h100_topology();
   const double s = 4096.0 * 8 * 2048 * 2;
   const GroupShape two_nodes = group_shape(16, 1, 8);
   const CollectiveCost cost = collective_time(Collective::all_to_all, Bytes(s), two_nodes, t);
@@ -46,7 +44,7 @@ TEST(AllToAll, DeepEpDispatchSendsATokenOncePerNodeAndOncePerGpu) {
   //   network 16,777,216 x 1 x (1 - 0.0030959) = 16,725,276 B over 50e9 B/s = 334.5 us;
   //   NVLink 16,777,216 x 2 x 7 x (1 - 0.5877179) = 96,837,230 B over 450e9 B/s = 215.2 us;
   //   + 7 x 3.4 us + 1 x 14 us: 372.3 us. The all-to-all of the 8 copies takes 1,479.9 us (the test above).
-  const Topology t = dgx_h100();
+  const Topology t = test::dgx_h100_topology();
   const double token_bytes = 4096.0 * 2048 * 2;
   const double q_node = 0.0030958642767920487, q_rank = 0.5877179493123811;
   const double two_nodes = deduplicated_dispatch_time(Bytes(token_bytes), 128, 8, group_shape(16, 1, 8), t).value;

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,13 +38,10 @@ struct Row {
 };
 
 std::vector<Row> read_rows() {
-  std::ifstream in(test::source_path("tests/data/megatron-bridge-moe.md"));
   std::vector<Row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("| 2", 0) != 0) continue;  // data rows start with the release year
-    const std::vector<std::string> c = test::markdown_cells(line);
-    if (c.size() < 11) continue;
+  // Data rows start with the release year.
+  for (const std::vector<std::string>& c :
+       test::markdown_rows("tests/data/megatron-bridge-moe.md", test::starts_with("| 2"), 11)) {
     Row r;
     r.release = c[0];
     r.gpus = std::stoi(c[1]), r.gbs = std::stoi(c[2]), r.mbs = std::stoi(c[3]), r.sequence = std::stoi(c[4]);

@@ -13,7 +13,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -33,13 +32,10 @@ struct Row {
 };
 
 std::vector<Row> read_rows() {
-  std::ifstream in(test::source_path("tests/data/megatron-bridge-performance-summary.md"));
   std::vector<Row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("| 2", 0) != 0) continue;  // data rows start with the release year
-    const std::vector<std::string> c = test::markdown_cells(line);
-    if (c.size() < 13) continue;
+  // Data rows start with the release year.
+  for (const std::vector<std::string>& c :
+       test::markdown_rows("tests/data/megatron-bridge-performance-summary.md", test::starts_with("| 2"), 13)) {
     Row r{c[0], c[1], c[2]};
     r.gpus = std::stoi(c[3]), r.gbs = std::stoi(c[4]), r.mbs = std::stoi(c[5]), r.sequence = std::stoi(c[6]);
     r.fsdp = std::stoi(c[7]), r.tp = std::stoi(c[8]), r.pp = std::stoi(c[9]), r.cp = std::stoi(c[10]);

@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,13 +31,9 @@ struct Row {
 
 // The table rows of the data file: | model | local batch | sequence | AC | recompute | fused norm | WPS | MFU |.
 std::vector<Row> read_rows() {
-  std::ifstream in(test::source_path("tests/data/torchtitan-a100-performance.md"));
   std::vector<Row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("| llama", 0) != 0) continue;
-    const std::vector<std::string> cells = test::markdown_cells(line);
-    if (cells.size() < 8) continue;
+  for (const std::vector<std::string>& cells :
+       test::markdown_rows("tests/data/torchtitan-a100-performance.md", test::starts_with("| llama"), 8)) {
     rows.push_back({cells[0], cells[4], cells[5], cells[6], std::stoi(cells[1]), std::stoi(cells[2])});
   }
   return rows;

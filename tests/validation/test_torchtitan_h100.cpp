@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,13 +38,11 @@ struct Row {
 
 // The table rows of the data file (the column order of its header).
 std::vector<Row> read_rows() {
-  std::ifstream in(test::source_path("tests/data/torchtitan-h100-benchmark.md"));
   std::vector<Row> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("| ", 0) != 0 || line.find("llama") == std::string::npos) continue;
-    const std::vector<std::string> c = test::markdown_cells(line);
-    if (c.size() < 18) continue;
+  const auto is_run = [](const std::string& line) {
+    return line.rfind("| ", 0) == 0 && line.find("llama") != std::string::npos;
+  };
+  for (const std::vector<std::string>& c : test::markdown_rows("tests/data/torchtitan-h100-benchmark.md", is_run, 18)) {
     Row r{c[0], c[1], c[10], c[11], c[12], c[13], c[14]};
     r.nodes = std::stoi(c[2]), r.fsdp = std::stoi(c[3]), r.tp = std::stoi(c[4]), r.pp = std::stoi(c[5]);
     r.cp = std::stoi(c[6]), r.sequence = std::stoi(c[7]), r.local_batch = std::stoi(c[8]);
