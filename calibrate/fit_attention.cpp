@@ -110,6 +110,10 @@ void fit_unfused(const std::vector<const Measurement*>& all, FitResult& r, const
 
 }  // namespace
 
+// A fused record's kernel: its algorithm's first word. The project's runner names the cuDNN engine it
+// picked ("cudnn engine 2", calibrate/cudnn_graph.cpp); PyTorch's files name the backend ("cudnn", "flash").
+static std::string attention_kernel_of(const std::string& algorithm) { return algorithm.substr(0, algorithm.find(' ')); }
+
 // The fused records the profile describes: cuDNN's when the file has them, else every fused record
 // ("flash" when they all are FlashAttention-2's, as PyTorch SDPA's rows are, "triton" when they all are
 // the Triton FlashAttention's; "" when mixed or unnamed).
@@ -118,9 +122,10 @@ std::string fused_attention_algorithm(const Measurements& m) {
   bool mixed = false;
   for (const auto& it : m.items) {
     if (!is_attention(it.op) || it.impl != AttentionImpl::fused) continue;
-    if (it.algorithm == "cudnn") return "cudnn";
-    if (common.empty()) common = it.algorithm;
-    mixed = mixed || it.algorithm != common;
+    const std::string kernel = attention_kernel_of(it.algorithm);
+    if (kernel == "cudnn") return "cudnn";
+    if (common.empty()) common = kernel;
+    mixed = mixed || kernel != common;
   }
   return !mixed && attention_kernel_named(common) ? common : "";
 }
@@ -135,7 +140,7 @@ void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r) {
     if (!is_attention(it.op) || !std::isfinite(efficiency_of(it, o.cluster.gpu))) continue;
     if (it.impl == AttentionImpl::unfused) {
       unfused.push_back(&it);
-    } else if (algorithm.empty() || it.algorithm == algorithm) {
+    } else if (algorithm.empty() || attention_kernel_of(it.algorithm) == algorithm) {
       (it.op == MeasuredOp::attention_forward ? fwd : bwd).push_back(&it);
     }
   }

@@ -105,12 +105,16 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
 std::vector<ValidationSet> validation_sets(const std::string& dir) {
   std::vector<ValidationSet> sets;
   sets.push_back({ValidationKind::published, "published", dir + "/index.yaml", validation_rows(dir)});
-  const std::string sharded = dir + "/sharded", steps = dir + "/h100-pytorch";
+  const std::string sharded = dir + "/sharded";
   if (std::filesystem::exists(sharded + "/index.yaml")) {
     sets.push_back({ValidationKind::sharded, "sharded", sharded + "/index.yaml", validation_rows(sharded)});
   }
-  if (std::filesystem::exists(steps + "/index.yaml")) {
-    sets.push_back({ValidationKind::steps, "h100_pytorch", steps + "/index.yaml", step_rows(steps)});
+  // Real single-GPU steps, one folder per GPU they were measured on.
+  for (const char* gpu : {"h100", "h200"}) {
+    const std::string steps = dir + "/" + gpu + "-pytorch";
+    if (std::filesystem::exists(steps + "/index.yaml")) {
+      sets.push_back({ValidationKind::steps, std::string(gpu) + "_pytorch", steps + "/index.yaml", step_rows(steps)});
+    }
   }
   return sets;
 }

@@ -1,6 +1,7 @@
 // `trainplan validate` output: one table per set with the error per run and the summaries (per GPU; per
 // failure class in the sharded set; step time and memory in the real-step set), or the same as JSON
 // (docs/json-output.md, "trainplan validate --format json"). Errors are predicted / measured - 1.
+#include <cctype>
 #include <cstdio>
 #include <string>
 
@@ -55,7 +56,10 @@ void print_sharded(const ValidationSet& set) {
 }
 
 void print_steps(const ValidationSet& set) {
-  std::printf("\nReal H100 steps, PyTorch + Hugging Face (%s)\n", set.index.c_str());
+  // The set's key names its GPU: "h100_pytorch" -> H100.
+  std::string gpu = set.key.substr(0, set.key.find('_'));
+  for (char& c : gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::printf("\nReal %s steps, PyTorch + Hugging Face (%s)\n", gpu.c_str(), set.index.c_str());
   std::printf("%-34s %10s %10s %8s %11s %11s %8s\n", "run", "meas. [s]", "pred. [s]", "error", "meas. [GB]", "pred. [GB]",
               "error");
   for (const auto& r : set.rows) {

@@ -1,6 +1,6 @@
 // The validation sets of `trainplan validate`: DIR/index.yaml (published runs), and where they exist
 // DIR/sharded/index.yaml (published sharded-data-parallel and Megatron-Core runs, grouped by failure
-// class) and DIR/h100-pytorch/index.yaml (real single-H100 steps, with memory). Each run predicted from
+// class) and DIR/h100-pytorch/index.yaml, DIR/h200-pytorch/index.yaml (real single-GPU steps, with memory). Each run predicted from
 // its scenario alone, ready to print as tables (validate_print.cpp) or as JSON (docs/json-output.md).
 #pragma once
 
@@ -16,12 +16,12 @@ enum class ValidationKind { published, sharded, steps };
 
 struct ValidationSet {
   ValidationKind kind = ValidationKind::published;
-  std::string key;    // "published", "sharded", "h100_pytorch" (the JSON name)
+  std::string key;    // "published", "sharded", "h100_pytorch", "h200_pytorch" (the JSON name)
   std::string index;  // path of its index.yaml
   std::vector<ValidationRow> rows;
 };
 
-// The sets under `dir`; the published one is required, the other two are read when present.
+// The sets under `dir`; the published one is required, the others are read when present.
 std::vector<ValidationSet> validation_sets(const std::string& dir);
 
 // The step-time error of a row, predicted / measured - 1 (a row that ran out of memory has none).

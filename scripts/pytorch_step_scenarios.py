@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Writes scenarios/validation/h100-pytorch/*.yaml from h100-pytorch-steps.json (copied from
-shared/validation, measured on one H100 SXM with PyTorch 2.11 + transformers 5.17) and from the plain-loop
-cases of h100-framework-steps.json (scripts/h100_framework_steps.py, the project's own measurement on one
-H100: gradient accumulation over micro-batches): one scenario per measured configuration, its model taken
-from the case's Hugging Face config, and index.yaml with what was measured. Run from the repository root:
-python3 scripts/h100_pytorch_scenarios.py"""
+"""Writes scenarios/validation/GPU-pytorch/*.yaml (GPU = h100 or h200) from GPU-pytorch-steps.json (real
+single-GPU steps of shared/measurements/scripts/train_ref.py: the H100 file copied from shared/validation, the
+H200 file measured by the project on the device machine) and from the plain-loop cases of
+GPU-framework-steps.json (scripts/h100_framework_steps.py, the project's own measurement: gradient
+accumulation over micro-batches): one scenario per measured configuration, its model taken from the case's
+Hugging Face config, and index.yaml with what was measured. Run from the repository root:
+python3 scripts/pytorch_step_scenarios.py h100|h200"""
 import json
 import os
+import sys
 
-DIR = "scenarios/validation/h100-pytorch"
+GPU = sys.argv[1] if len(sys.argv) > 1 else "h100"
+DIR = "scenarios/validation/%s-pytorch" % GPU
+# The catalog cluster of one such GPU: the DGX H100, or the HGX H200 (scenarios/catalog/clusters.yaml)
+PRESET = {"h100": "dgx-h100", "h200": "hgx-h200"}[GPU]
 
 
 def model_of(cf):
@@ -48,17 +53,17 @@ def case_text(c, source):
         # on torch 2.11: torch.utils.checkpoint's early stop (on by default since torch 2.1)
         training["checkpoint_early_stop"] = True
     parallel = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "full" if c.get("grad_ckpt") else "none"}
-    return "\n".join(["# %s: %s (%s)" % (c["name"], c["mode"], source), "name: h100 pytorch %s" % c["name"],
-                      "model: " + flow(model_of(c["config"])), "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}",
+    return "\n".join(["# %s: %s (%s)" % (c["name"], c["mode"], source), "name: %s pytorch %s" % (GPU, c["name"]),
+                      "model: " + flow(model_of(c["config"])), "cluster: {preset: %s, nodes: 1, gpus_per_node: 1}" % PRESET,
                       "training: " + flow(training), "parallel: " + flow(parallel), ""])
 
 
 def main():
-    index = ["# Real single-H100 training steps (h100-pytorch-steps.json and the plain-loop cases of",
-             "# h100-framework-steps.json in this folder; method in each file).",
+    index = ["# Real single-%s training steps (%s-pytorch-steps.json and the plain-loop cases of" % (GPU.upper(), GPU),
+             "# %s-framework-steps.json in this folder; method in each file)." % GPU,
              "# step_seconds: median step; peak_allocated_bytes: torch.cuda.max_memory_allocated (no CUDA context),",
              "# compared with memory total - overhead; oom: the configuration did not fit.", "runs:"]
-    for source in ("h100-pytorch-steps.json", "h100-framework-steps.json"):
+    for source in ("%s-pytorch-steps.json" % GPU, "%s-framework-steps.json" % GPU):
         for c in json.load(open(os.path.join(DIR, source)))["cases"]:
             if c.get("loop", "plain") != "plain":
                 continue  # DDP and FSDP2 at world size 1: tests/validation/test_h100_framework_steps.cpp
