@@ -33,6 +33,7 @@ ModelSpec read_model_fields(MapReader& r, ModelSpec m) {
                         {{"rope", Position::rope}, {"learned", Position::learned}, {"alibi", Position::alibi}});
   m.max_positions = r.integer("max_positions", m.max_positions, 1, kBig);
   m.embedding_norm = r.boolean("embedding_norm", m.embedding_norm);
+  m.qk_norm = r.boolean("qk_norm", m.qk_norm);
   m.tied_embeddings = r.boolean("tied_embeddings", m.tied_embeddings);
   m.bias = r.boolean("bias", m.bias);
   m.dropout = r.boolean("dropout", m.dropout);

@@ -130,6 +130,7 @@ struct ModelSpec {
   Position position = Position::rope;
   std::int64_t max_positions = 0;  // rows of the learned position table
   bool embedding_norm = false;     // a norm right after the embedding (BLOOM)
+  bool qk_norm = false;            // a norm over each head of q and of k before RoPE (Qwen3, OLMo 2)
   bool tied_embeddings = false;
   bool bias = false;
   bool dropout = false;  // dropout layers (1-byte masks kept for backward)

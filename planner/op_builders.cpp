@@ -50,6 +50,24 @@ Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double b
   return op;
 }
 
+// Qwen3's q_norm / k_norm (transformers modeling_qwen3.py: Qwen3RMSNorm(head_dim) over q and k viewed as
+// [tokens, heads, head_dim], before RoPE; Megatron-Core's qk_layernorm alike): one weight of head_dim per
+// tensor, shared by its heads; it runs over the width of q (or k), split by tp with the heads. Timed per
+// element like the layer's norms: the eager chain (pow, mean, rsqrt, mul) and the fused kernels stream
+// their rows the same way at any row length of 128 or more (measured down to 2,048 only).
+Op head_norm_op(const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::norm;
+  op.block = Block::attention;
+  op.params_replicated = static_cast<double>(m.head_dim) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
+  op.flops_split = TpSplit::tp;
+  op.saved_bytes = s * width * saved_per_element;  // its input (and eager copies)
+  op.saved_split = TpSplit::tp;
+  op.bytes_moved = 2.0 * s * width * bpv;  // read x, write y
+  return op;
+}
+
 Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved) {
   Op op;
   op.name = name;

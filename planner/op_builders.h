@@ -24,6 +24,7 @@ double gemm_tokens(const Op& gemm);
 // The norm of `m` (LayerNorm: weight and bias; RMSNorm: weight) over `s` tokens stored at `bpv` bytes per
 // value, keeping `saved_per_element` bytes per element of its input; reads x and writes y.
 Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element);
+Op head_norm_op(const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element);
 
 // A memory-bound elementwise op without parameters or FLOPs: keeps `saved` bytes and moves `moved` bytes
 // in the forward, both split as `split` over the TP ranks.

@@ -75,7 +75,9 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
       set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, 1);
       out.push_back(cast);
     }
-    if (op.kind == OpKind::norm && r.casts_per_norm_output > 0) {
+    // (q_norm and k_norm feed the attention, not a GEMM.)
+    const bool feeds_gemm = name != "q_norm" && name != "k_norm";
+    if (op.kind == OpKind::norm && feeds_gemm && r.casts_per_norm_output > 0) {
       const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
                            : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
                                                       : 1.0;
