@@ -150,12 +150,17 @@ void apply_eager_passes(SavedTensorRules& r, const TrainingSpec& t, const ModelS
     // already and both casts are no-ops: pow 8, mean 4, mul 8, mul(weight) 8 = 28 B (7 passes, 4 kernels).
     r.norm_passes = t.autocast ? 7.0 : 9.0;
     r.norm_kernels = t.autocast ? 4 : 6;
+    // q_norm / k_norm read a 16-bit GEMM output in every mode: the whole chain, and under autocast the fp32
+    // weight's mul writes fp32 (38 B per element: 9.5 passes).
+    r.head_norm_passes = t.autocast ? 9.5 : 9.0;
+    r.head_norm_kernels = 6;
   } else if (t.autocast) {
     // One norm kernel (F.layer_norm, or training.fused_norm) under autocast: layer_norm is among the
     // "CUDA ops that can autocast to float32" (torch.amp documentation; aten/src/ATen/autocast_mode.cpp)
     // and its input, the residual stream, is fp32: it reads and writes 4 B per element against the op's
     // 16-bit minimal (2 passes), each way.
     r.norm_passes = 2.0;
+    r.head_norm_passes = 1.5;  // reads its 16-bit input, writes fp32
   }
   if (m.activation == Activation::gelu_tanh) {
     // NewGELUActivation: pow, mul, add, mul, tanh, add, mul, mul (9 kernels with autocast's fp32 cast):
@@ -187,12 +192,14 @@ void apply_compile(SavedTensorRules& r, const TrainingSpec& t, bool swiglu, doub
   // Inductor fuses each elementwise chain into one kernel at the class's bandwidth.
   r.norm_passes = r.activation_passes = r.residual_passes = r.rotary_passes = 1.0;
   r.norm_kernels = r.activation_kernels = r.rotary_kernels = 1.0;
+  r.head_norm_passes = r.head_norm_kernels = 1.0;
   r.casts_per_norm_output = 0.0;  // the cast fuses into the norm's kernel
   // torch.compile (Inductor's min-cut partitioner): elementwise chains fuse and are recomputed in
   // backward; GEMM inputs are cast once (common subexpressions) and kept, norms keep their input, the
   // activation keeps the fc1 outputs, the loss kernel fuses the upcast into the softmax.
   r.separate_qkv = r.separate_gate_up = false;
   r.norm = r.residual;
+  r.head_norm = t.autocast ? lo : bpv;
   r.activation = (swiglu ? 2.0 : 1.0) * (t.autocast ? lo : bpv);
   r.fc2_input = 0.0;
   if (!t.fused_loss) {
@@ -271,7 +278,7 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     // ParallelTransformerLayer: MixedFusedLayerNorm, bias_gelu_impl, FusedScaleMaskSoftmax,
     // bias_dropout_add_fused_train), whose loss is the same vocab-parallel cross-entropy on .float() logits
     // (megatron/mpu/cross_entropy.py: max, sub_, exp(out=), sum, div_).
-    r.residual = r.norm = r.gemm_input = r.fc2_input = bpv;
+    r.residual = r.norm = r.head_norm = r.gemm_input = r.fc2_input = bpv;
     // The fused activation keeps its input only: bias-GeLU the fc1 output (K22), SwiGLU the fc1 output of
     // width 2f, gate and up together (Megatron-Core fusions/fused_bias_swiglu.py, SwiGLUFunction.forward:
     // ctx.save_for_backward(input); on by default, --no-bias-swiglu-fusion turns it off). Its output is
@@ -301,10 +308,15 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     // hidden_states.to(float32) (kept by pow and mul) + weight * normalized (kept by the weight's mul):
     // fp32 under autocast, the training dtype otherwise.
     r.norm = 4.0 + (t.autocast ? 4.0 : bpv);
+    // q_norm / k_norm: their 16-bit input's fp32 copy and the 16-bit normalized tensor, in every mode
+    // (measured on one H200, Qwen3 against Llama of its shape: 2.26 GiB more in both modes, 16 layers of
+    // 8,192 tokens x (2,048 + 1,024) elements x 6 B; tests/data/h200/qwen3-vs-llama-steps-and-adamw.json).
+    r.head_norm = 4.0 + bpv;
   } else {
     // A fused RMSNorm keeps its input and the per-row rstd like native_layer_norm (torchtitan
     // torchtitan/models/norms.py, TritonFusedRMSNorm.forward: ctx.save_for_backward(x, weight, rstd)).
     r.norm = r.residual;  // native_layer_norm keeps its input (and per-row mean/rstd)
+    r.head_norm = t.autocast ? lo : bpv;
   }
   r.gemm_input = t.autocast ? lo : bpv;
   switch (m.activation) {

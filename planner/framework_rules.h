@@ -265,6 +265,7 @@ std::int64_t padded_vocab(std::int64_t vocab, LayerCode code, int tp);
 struct SavedTensorRules {
   double residual = 2;       // dtype of the residual stream (fp32 under autocast: fp32 embeddings)
   double norm = 2;           // per element of a norm's input (input, plus the fp32/normalized copies eager code keeps)
+  double head_norm = 2;      // the same for q_norm / k_norm, whose input is a 16-bit GEMM output in every mode
   double gemm_input = 2;     // per element of the input of a GEMM after a norm, per reading module
   // The eager model's modules: Llama-style code runs q_proj, k_proj and v_proj (rotary models) and gate_proj
   // and up_proj (SwiGLU) as separate Linear modules, GPT-2 one c_attn and one c_fc.
@@ -291,6 +292,7 @@ struct SavedTensorRules {
   bool eager_kernels = false;
   double norm_passes = 1, activation_passes = 1, residual_passes = 1, rotary_passes = 1;
   double norm_kernels = 1, activation_kernels = 1, rotary_kernels = 1;
+  double head_norm_passes = 1, head_norm_kernels = 1;  // q_norm / k_norm (model.qk_norm)
   double casts_per_norm_output = 0;  // autocast casts of a norm's output (one per reading module)
   double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
 

@@ -144,8 +144,8 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
                       TpSplit::seq_tp));
   if (m.qk_norm) {
-    L.push_back(head_norm_op("q_norm", m, s, q_dim, bpv, r.norm));
-    L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.norm));
+    L.push_back(head_norm_op("q_norm", m, s, q_dim, bpv, r.head_norm));
+    L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.head_norm));
   }
   if (m.position == Position::rope) add_rotary(L, x);
   add_cp_exchanges(L, s * 2.0 * kv_dim * bpv, s * 2.0 * q_dim * bpv);

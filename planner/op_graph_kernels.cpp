@@ -11,6 +11,9 @@
 namespace tp {
 namespace {
 
+// Qwen3's per-head norms over q and k (model.qk_norm): their input is a 16-bit GEMM output.
+bool head_norm(const std::string& name) { return name == "q_norm" || name == "k_norm"; }
+
 // One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
 // only, moving `bytes` (unsplit) split as `split` over the TP ranks.
 Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
@@ -56,8 +59,10 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
   for (Op op : ops) {
     const std::string name = op.name;
     if (op.kind == OpKind::norm) {
+      const bool head = head_norm(name);
       set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
-                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, r.norm_passes, r.norm_kernels);
+                  rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, head ? r.head_norm_passes : r.norm_passes,
+                  head ? r.head_norm_kernels : r.norm_kernels);
     } else if (name == "attention_residual" || name == "mlp_residual") {
       set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
     } else if (op.activation) {
@@ -76,8 +81,7 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
       out.push_back(cast);
     }
     // (q_norm and k_norm feed the attention, not a GEMM.)
-    const bool feeds_gemm = name != "q_norm" && name != "k_norm";
-    if (op.kind == OpKind::norm && feeds_gemm && r.casts_per_norm_output > 0) {
+    if (op.kind == OpKind::norm && !head_norm(name) && r.casts_per_norm_output > 0) {
       const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
                            : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
                                                       : 1.0;
