@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """(1) Hugging Face Qwen3 (q/k norms) against Llama of the same shape (none): whole steps on one GPU, the
-difference is the q/k norms' cost; (2) fused AdamW at several sizes, fp32 and bf16 states, 100 and 1000 tensors."""
+difference is the q/k norms' cost; (2) fused AdamW at several sizes, fp32 and bf16 states, 100 and 1000 tensors.
+Needs a CUDA GPU with PyTorch and transformers. Usage: python3 scripts/qk_norm_and_adamw_steps.py OUT.json"""
 import gc, json, statistics, sys, time
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM

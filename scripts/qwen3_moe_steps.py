@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Single-GPU MoE ground truth: (1) Hugging Face Qwen3-MoE training steps (Qwen3-30B-A3B's layer shape, fewer
 layers, pure bf16, fused AdamW, experts through torch._grouped_mm), step time, peak memory and kernel time
-per class; (2) torch._grouped_mm against one dense GEMM of the same FLOPs, balanced tokens per expert."""
+per class; (2) torch._grouped_mm against one dense GEMM of the same FLOPs, balanced tokens per expert.
+Needs a CUDA GPU with PyTorch >= 2.9 and transformers >= 5. Usage: python3 scripts/qwen3_moe_steps.py OUT.json"""
 import gc, json, statistics, sys, time
 import torch
 
