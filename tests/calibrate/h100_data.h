@@ -1,5 +1,6 @@
 // The real H100 measurement files of tests/data/h100-sxm/ (measured 2026-11-22, see its README) and the
-// fit the calibration tests run on them, shared by the suites that judge the fitter on real data.
+// fit the calibration tests run on them, shared by the suites that judge the fitter on real data; and the
+// H200 (tests/data/h200/) they are judged on as a second GPU.
 #pragma once
 
 #include <string>
@@ -17,6 +18,14 @@ inline std::string h100_data(const std::string& name) { return source_path("test
 inline ClusterSpec h100_cluster() {
   ClusterSpec c;
   c.gpu = Catalog::builtin().gpu("h100-sxm-80gb", {"test", 0, 0}, "gpu");
+  return c;
+}
+
+inline std::string h200_data(const std::string& name) { return source_path("tests/data/h200/" + name); }
+
+inline ClusterSpec h200_cluster() {
+  ClusterSpec c;
+  c.gpu = Catalog::builtin().gpu("h200-sxm-141gb", {"test", 0, 0}, "gpu");
   return c;
 }
 

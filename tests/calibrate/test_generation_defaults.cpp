@@ -16,16 +16,13 @@
 #include "check.h"
 #include "hardware_profile.h"
 #include "measurements.h"
+#include "h100_data.h"
 #include "test_support.h"
 
 namespace tp {
 namespace {
 
-ClusterSpec h200_cluster() {
-  ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu("h200-sxm-141gb", {"test", 0, 0}, "gpu");
-  return c;
-}
+using test::h200_cluster;
 
 std::map<std::string, CheckFamily> gemm_check(const HardwareProfile& p) {
   const Measurements m = read_measurements(test::source_path("tests/data/h200/calibrate-llama3.1-8b-shapes.json"));

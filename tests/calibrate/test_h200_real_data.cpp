@@ -15,19 +15,16 @@
 #include "fitter.h"
 #include "hardware_profile.h"
 #include "measurements.h"
+#include "h100_data.h"
 #include "test_support.h"
 #include "torch_import.h"
 
 namespace tp {
 namespace {
 
-ClusterSpec h200_cluster() {
-  ClusterSpec c;
-  c.gpu = Catalog::builtin().gpu("h200-sxm-141gb", {"test", 0, 0}, "gpu");
-  return c;
-}
+using test::h200_cluster;
 
-std::string h200_data(const std::string& name) { return test::source_path("tests/data/h200/" + name); }
+using test::h200_data;
 
 std::map<std::string, CheckFamily> check_torch_file(const HardwareProfile& p) {
   const Measurements torch = import_torch_file(h200_data("torch-attention-and-kernels.json"));
