@@ -43,20 +43,35 @@ void HardwareProfile::normalize_measured_gemms() {
 
 namespace {
 
-// Kernel-class efficiencies of a GPU without a measured profile of its own: the achieved GB/s of PyTorch's
-// kernels on one H100 SXM at the largest measured size (shared/measurements/h100-sxm/
-// torch-attention-and-kernels.json, scripts/fused_ref.py) divided by the 3.35 TB/s datasheet bandwidth,
-// as fractions of the datasheet bandwidth for every generation: what keeps a class below a copy's rate (the
-// passes inside an eager op, the norms' row reductions) is PyTorch's code (docs/model.md §13). rotary has
-// no measurement: memory_efficiency.
-void set_kernel_class_defaults(HardwareProfile& p) {
+// Kernel-class efficiencies of a GPU without a measured profile of its own, from PyTorch's kernels on one
+// H100 SXM at the largest measured size (shared/measurements/h100-sxm/torch-attention-and-kernels.json,
+// scripts/fused_ref.py; achieved GB/s below). A class's time is its bytes through HBM at the datasheet rate
+// plus the same bytes through the SMs at a rate of the class's own (the passes inside an eager op, the norms'
+// row reductions, the conversions: PyTorch's code, docs/model.md §13): 1/achieved = 1/HBM + 1/sm_rate. The
+// H100's achieved rate gives each class's sm_rate, which scales with the GPU's SMs x boost clock; the
+// efficiency on a GPU is achieved / its datasheet HBM. On the H100 it is the measured fraction; on the H200
+// (same SMs, 1.43x the bandwidth) the SM-bound classes keep their GB/s, as measured there (PyTorch's eager
+// SwiGLU 1.07 -> 1.12 TB/s, bf16 -> fp32 cast 1.92 -> 2.00 TB/s; tests/data/h200/). A GPU with no SM count
+// or clock in the catalog keeps the H100's fractions. rotary has no measurement: memory_efficiency.
+void set_kernel_class_defaults(HardwareProfile& p, const GpuSpec& gpu) {
   const std::pair<KernelClass, double> measured_gbps[] = {
       {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
       {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
       {KernelClass::swiglu_fwd, 1067}, {KernelClass::swiglu_bwd, 899}, {KernelClass::residual_add, 2962},
       {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709},
       {KernelClass::adamw, 2517}};
-  for (const auto& [k, gbps] : measured_gbps) p.kernel_efficiency[static_cast<size_t>(k)] = gbps * 1e9 / 3.35e12;
+  constexpr double kH100Hbm = 3.35e12, kH100SmClock = 132 * 1980e6;  // datasheet; 132 SMs at 1980 MHz
+  const double hbm = gpu.memory_bandwidth.value, sm_clock = gpu.sms * gpu.boost_clock_hz;
+  const bool scalable = hbm > 0 && sm_clock > 0;
+  for (const auto& [k, gbps] : measured_gbps) {
+    const double achieved = gbps * 1e9;
+    double efficiency = achieved / kH100Hbm;
+    if (scalable) {
+      const double sm_rate = 1.0 / (1.0 / achieved - 1.0 / kH100Hbm) * (sm_clock / kH100SmClock);
+      efficiency = 1.0 / (1.0 + hbm / sm_rate);
+    }
+    p.kernel_efficiency[static_cast<size_t>(k)] = efficiency;
+  }
 }
 
 // Large-GEMM efficiencies from vendor-published cuBLAS results and MLPerf-class training runs; see
@@ -122,7 +137,7 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   // the others were set from training runs, at the sustained clock (clock 0; docs/model.md §13 and §15,
   // "Sustained clock").
   if (gpu.generation == "hopper" || gpu.generation == "blackwell") p.clock_hz = gpu.boost_clock_hz;
-  set_kernel_class_defaults(p);
+  set_kernel_class_defaults(p, gpu);
   return p;
 }
 

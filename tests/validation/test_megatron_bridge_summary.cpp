@@ -5,7 +5,8 @@
 // has no calibrated profile, so they judge the generation defaults (Hopper's burst fractions at the B200's
 // boost clock, scaled to its sustained clock; docs/model.md §13 and §15).
 // Bounds: today's level, as a regression guard (each row printed): every row within 10 % (worst today
-// -9.3 %, the 405B on 128 B200), mean 6 % (today 5.5 %). The B200 rows before the changes of 2026-11-29
+// -9.3 %, the 405B on 128 B200; -8.9 % since the kernel classes' HBM plus SM time, docs/model.md §13),
+// mean 6 % (today 5.6 %; 5.5 % before). The B200 rows before the changes of 2026-11-29
 // (docs/model.md §22 item 17): +4.9 / +2.8 % (8B) and -0.2 / +0.2 % (405B), two errors cancelling (an fp8
 // GEMM efficiency of 0.48 that stood in for FP8's own costs, and no clock scaling); the measured fp8
 // efficiency alone gave -14.1 / -15.9 % and -24.5 / -24.1 %.

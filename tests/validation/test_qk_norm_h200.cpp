@@ -34,7 +34,8 @@ Predicted predict(bool qk_norm, const std::string& mode) {
       ", position: rope, tied_embeddings: true, bias: false, dropout: false}\n"
       "cluster: {preset: hgx-h200, nodes: 1, gpus_per_node: 1}\n"
       "training: {framework: pytorch, precision: bf16, autocast: " + (mode == "amp" ? "true" : "false") +
-      ", sequence_length: 4096, micro_batch: 2, global_batch: 2, optimizer: adamw, optimizer_kernel: fused}\n"
+      ", sequence_length: 4096, micro_batch: 2, global_batch: 2, optimizer: adamw, optimizer_kernel: fused,"
+      " attention_kernel: cudnn}\n"
       "parallel: {tp: 1}\n");
   return {p.estimate.parameters_total, p.time.step.value, (p.estimate.memory.total - p.estimate.memory.overhead).value};
 }
@@ -58,18 +59,20 @@ TEST(QkNormH200, TheNormsCostWhatTheStepsDiffer) {
       std::printf("%-6s %-5s step %.2f ms predicted %.2f (%+.1f %%), allocated %.2f GiB predicted %.2f (%+.1f %%)\n", what,
                   mode.c_str(), meas.step * 1e3, pred.step * 1e3, 100 * (pred.step / meas.step - 1), meas.allocated / 1073741824.0,
                   pred.allocated / 1073741824.0, 100 * (pred.allocated / meas.allocated - 1));
-      EXPECT_LT(std::abs(pred.step / meas.step - 1), 0.06) << what << " " << mode;
+      EXPECT_LT(std::abs(pred.step / meas.step - 1), 0.03) << what << " " << mode;
       EXPECT_LT(std::abs(pred.allocated / meas.allocated - 1), 0.02) << what << " " << mode;
     }
     // The norms' own share: measured +22.2 ms (bf16) and +23.7 ms (autocast), 2.26 GiB in both modes.
-    // Predicted when the data came: +18.0 and +18.9 ms (0.81 and 0.80 of it), 2.25 GiB.
+    // Predicted when the data came: +18.0 and +18.9 ms (0.81 and 0.80 of it), 2.25 GiB; +21.5 and +22.6 ms
+    // (0.97 and 0.95) since the Hopper defaults time each kernel class as HBM plus SM time (model/hardware_profile.cpp),
+    // the steps themselves within 2 % (they were 3-7 % fast; the SDPA ran cuDNN's kernel, as profiled on that machine).
     const double time_share = (qp.step - lp.step) / (qm.step - lm.step);
     const double memory_share = (qp.allocated - lp.allocated) / (qm.allocated - lm.allocated);
     std::printf("%-5s q/k norms: step +%.2f ms measured, +%.2f predicted; memory +%.3f GiB measured, +%.3f predicted\n",
                 mode.c_str(), (qm.step - lm.step) * 1e3, (qp.step - lp.step) * 1e3, (qm.allocated - lm.allocated) / 1073741824.0,
                 (qp.allocated - lp.allocated) / 1073741824.0);
-    EXPECT_GT(time_share, 0.7) << mode;
-    EXPECT_LT(time_share, 1.2) << mode;
+    EXPECT_GT(time_share, 0.85) << mode;
+    EXPECT_LT(time_share, 1.15) << mode;
     EXPECT_NEAR(memory_share, 1.0, 0.05) << mode;
   }
 }

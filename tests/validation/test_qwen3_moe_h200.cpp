@@ -28,7 +28,7 @@ std::string case_yaml(const nlohmann::json& c) {
          "cluster: {preset: hgx-h200, nodes: 1, gpus_per_node: 1}\n"
          "training: {framework: pytorch, precision: bf16, autocast: false, compile: false, sequence_length: " + seq +
          ", micro_batch: " + mb + ", global_batch: " + mb +
-         ", optimizer: adamw, optimizer_kernel: fused, flash_attention: true}\n"
+         ", optimizer: adamw, optimizer_kernel: fused, flash_attention: true, attention_kernel: cudnn}\n"
          "parallel: {tp: 1, pp: 1, dp: 1, zero: 0, recompute: none}\n";
 }
 
@@ -52,12 +52,13 @@ TEST(Qwen3MoeH200, ParametersMemoryAndStepTime) {
                 c.at("step_time_s").get<double>(), p.time.step.value, 100 * step_error);
     EXPECT_LT(std::abs(memory_error), 0.03) << name;
     // The known gap, asserted as measured when the data came (docs/model.md §14, "MoE on one GPU,
-    // measured"): the steps are predicted 20-33 % fast (25-37 % before qk_norm; memory then -0.8..-3.6 %,
-    // now -0.7..-1.3 %): the bf16-state AdamW over 5.6 B parameters runs
+    // measured"): the steps are predicted 16-29 % fast (25-37 % before qk_norm, 20-33 % before the Hopper
+    // defaults timed kernel classes as HBM plus SM time; memory -0.8..-3.6 % before qk_norm, now -0.7..-1.3 %;
+    // the SDPA ran cuDNN's kernel, as profiled): the bf16-state AdamW over 5.6 B parameters runs
     // below the adamw class's fp32-dominated rate, and the MoE block's routing, permutation and
     // grouped-GEMM kernels are slower than their op counts say.
-    EXPECT_GT(step_error, -0.40) << name;
-    EXPECT_LT(step_error, -0.15) << name;
+    EXPECT_GT(step_error, -0.35) << name;
+    EXPECT_LT(step_error, -0.10) << name;
   }
 }
 
