@@ -23,7 +23,6 @@ namespace tp {
 namespace {
 
 using test::h200_cluster;
-
 using test::h200_data;
 
 std::map<std::string, CheckFamily> check_torch_file(const HardwareProfile& p) {
