@@ -109,6 +109,12 @@ TEST(InputErrors, WrongTypeBoolean) {
   EXPECT_TRUE(fails_at(y.str(), "maybe", 0, "parallel.sequence_parallel", {"expected true or false"}));
 }
 
+TEST(InputErrors, QkNormMustBeABoolean) {
+  Yaml y;
+  y.model = "{layers: 2, hidden: 256, heads: 4, ffn_hidden: 512, vocab: 1000, qk_norm: maybe}";
+  EXPECT_TRUE(fails_at(y.str(), "maybe", 0, "model.qk_norm", {"expected true or false"}));
+}
+
 TEST(InputErrors, OutOfRange) {
   Yaml y;
   y.parallel = "{tp: 2, pp: 2, zero: 4}";
