@@ -56,7 +56,7 @@ std::pair<std::string, double> predict(const HardwareProfile& hw, const ClusterS
     }
     case MeasuredOp::memory_kernel:
       return {std::string("kernel ") + to_string(it.kernel),
-              kernel_class_seconds(hw, gpu, it.kernel, it.bytes, static_cast<double>(it.cols)).value};
+              kernel_class_seconds(hw, gpu, it.kernel, it.bytes, static_cast<double>(it.cols), kernel_elements(it)).value};
     case MeasuredOp::kernel_launch: return {"launch", hw.kernel_launch.value};
     case MeasuredOp::power: return {"", fit_detail::kNaN};
     default: break;

@@ -196,6 +196,9 @@ double nccl_test_bytes(Collective c, double requested_bytes, int ranks, double e
 // unfused path computes the whole score matrix), twice that for backward.
 double attention_flops(const Measurement& m);
 
+// Elements a memory-kernel measurement runs over: rows x cols of its main tensor (AdamW: its parameters).
+inline double kernel_elements(const Measurement& m) { return static_cast<double>(m.rows) * static_cast<double>(m.cols); }
+
 // A readable one-line shape of a measurement ("m=4096 n=4096 k=4096", "b=1 h=8/1 s=8192 d=128 causal").
 std::string shape_text(const Measurement& m);
 

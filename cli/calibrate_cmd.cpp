@@ -17,6 +17,7 @@
 #include "fitter.h"
 #include "gemm_time.h"
 #include "hardware_profile.h"
+#include "kernel_class_time.h"
 #include "measurements.h"
 #include "scenario.h"
 #include "suite_plan.h"
@@ -68,24 +69,27 @@ std::string pct(double v) {
   return buf;
 }
 
-// Per kernel class, the terms of t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)
-// (model/kernel_class_time.h): only the classes the profile fitted; "-" for a term it does not have.
+// Per kernel class, the terms of t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4) + elements
+// element_time (model/kernel_class_time.h): only the classes the profile fitted; "-" for a term it does not have.
 void print_kernel_classes(const HardwareProfile& p) {
   bool header = false;
   for (int i = 0; i < kKernelClassCount; ++i) {
     const KernelClass k = static_cast<KernelClass>(i);
     const double e = p.kernel_efficiency[static_cast<size_t>(i)];
     const KernelClassShape& shape = p.kernel_shape_of(k);
-    if (!(e > 0) && !(shape.row_half > 0) && !(shape.latency.value > 0)) continue;
+    if (!(e > 0) && !(shape.row_half > 0) && !(shape.latency.value > 0) && !(shape.element_time.value > 0)) continue;
     if (!header) {
-      std::printf("  kernel classes: t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)\n");
-      std::printf("    %-14s %8s %22s %14s\n", "class", "eff", "row_half [elements]", "latency [us]");
+      std::printf("  kernel classes: t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4) + elements element_time\n");
+      std::printf("    %-14s %8s %22s %14s %18s\n", "class", "eff", "row_half [elements]", "latency [us]", "element_time [ps]");
       header = true;
     }
-    char row_half[32] = "-", latency[32] = "-";
+    char row_half[32] = "-", latency[32] = "-", element[32] = "-";
     if (shape.row_half > 0) std::snprintf(row_half, sizeof row_half, "%.0f", shape.row_half);
     if (shape.latency.value > 0) std::snprintf(latency, sizeof latency, "%.2f", shape.latency.value * 1e6);
-    std::printf("    %-14s %8.3f %22s %14s\n", to_string(k), p.efficiency_of(k), row_half, latency);
+    if (shape.element_time.value > 0 && kernel_class_counts_elements(k)) {
+      std::snprintf(element, sizeof element, "%.3f", shape.element_time.value * 1e12);
+    }
+    std::printf("    %-14s %8.3f %22s %14s %18s\n", to_string(k), p.efficiency_of(k), row_half, latency, element);
   }
 }
 

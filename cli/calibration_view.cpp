@@ -87,7 +87,7 @@ double predicted_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, const 
   if (it.op == MeasuredOp::memory_kernel) {
     const double row = static_cast<double>(it.cols);
     if (!(it.bytes > 0)) return kernel_class_bandwidth(hw, gpu, it.kernel, row);
-    const double t = kernel_class_seconds(hw, gpu, it.kernel, it.bytes, row).value;
+    const double t = kernel_class_seconds(hw, gpu, it.kernel, it.bytes, row, kernel_elements(it)).value;
     return t > 0 ? it.bytes / t : 0;
   }
   const double t = hw.kernel_launch.value + it.bytes / (hw.memory_efficiency * hbm);

@@ -53,16 +53,26 @@ namespace {
 // (same SMs, 1.43x the bandwidth) the SM-bound classes keep their GB/s, as measured there (PyTorch's eager
 // SwiGLU 1.07 -> 1.12 TB/s, bf16 -> fp32 cast 1.92 -> 2.00 TB/s; tests/data/h200/). A GPU with no SM count
 // or clock in the catalog keeps the H100's fractions. rotary has no measurement: memory_efficiency.
+// AdamW's SM work is per parameter, not per byte (its bf16 states halve the bytes, not the arithmetic): the
+// datasheet HBM plus kAdamwSecondsPerParam at 132 SMs x 1980 MHz, scaled the same way. From torch's fused
+// AdamW on one H200 over 62.5 M - 2 B parameters in 100 and 1,000 tensors, both state dtypes (24 records,
+// tests/data/h200/qwen3-vs-llama-steps-and-adamw.json): t = bytes / (eta HBM) + P c + tensors h fits with
+// eta = 0.998, c = 2.32 ps, h = 4.3 us of host work per tensor (hidden in a step: the planner leaves it
+// out); the H100, same SMs and clock, is held out (docs/calibration.md, "AdamW's two state dtypes").
+constexpr double kAdamwSecondsPerParam = 2.32e-12;
+
 void set_kernel_class_defaults(HardwareProfile& p, const GpuSpec& gpu) {
   const std::pair<KernelClass, double> measured_gbps[] = {
       {KernelClass::rmsnorm_fwd, 1815}, {KernelClass::rmsnorm_bwd, 1503}, {KernelClass::layernorm_fwd, 1718},
       {KernelClass::layernorm_bwd, 1518}, {KernelClass::gelu_fwd, 2975}, {KernelClass::gelu_bwd, 2816},
       {KernelClass::swiglu_fwd, 1067}, {KernelClass::swiglu_bwd, 899}, {KernelClass::residual_add, 2962},
-      {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709},
-      {KernelClass::adamw, 2517}};
+      {KernelClass::cast_to_fp32, 1921}, {KernelClass::cast_to_16bit, 2915}, {KernelClass::cross_entropy, 709}};
   constexpr double kH100Hbm = 3.35e12, kH100SmClock = 132 * 1980e6;  // datasheet; 132 SMs at 1980 MHz
   const double hbm = gpu.memory_bandwidth.value, sm_clock = gpu.sms * gpu.boost_clock_hz;
   const bool scalable = hbm > 0 && sm_clock > 0;
+  p.kernel_efficiency[static_cast<size_t>(KernelClass::adamw)] = 1.0;
+  p.kernel_shape[static_cast<size_t>(KernelClass::adamw)].element_time =
+      Seconds(kAdamwSecondsPerParam * (scalable ? kH100SmClock / sm_clock : 1.0));
   for (const auto& [k, gbps] : measured_gbps) {
     const double achieved = gbps * 1e9;
     double efficiency = achieved / kH100Hbm;

@@ -44,10 +44,11 @@ struct AttentionCurve {
 };
 
 // Shape terms of a kernel class (model/kernel_class_time.h): t = latency + bytes / (efficiency x HBM)
-// x (1 + (row_half / row)^4)^(1/4). Both 0 = the plain bandwidth of `kernel_efficiency`.
+// x (1 + (row_half / row)^4)^(1/4) + elements x element_time. All 0 = the plain bandwidth of `kernel_efficiency`.
 struct KernelClassShape {
-  Seconds latency = Seconds(0);  // fixed cost of one call
-  double row_half = 0;           // row length (elements) below which a row-wise kernel loses bandwidth
+  Seconds latency = Seconds(0);       // fixed cost of one call
+  double row_half = 0;                // row length (elements) below which a row-wise kernel loses bandwidth
+  Seconds element_time = Seconds(0);  // SM time per element, for classes that count elements (AdamW: per parameter)
 };
 
 struct CollectiveTierProfile {

@@ -16,6 +16,8 @@ bool kernel_class_is_row_wise(KernelClass k) {
   }
 }
 
+bool kernel_class_counts_elements(KernelClass k) { return k == KernelClass::adamw; }
+
 double kernel_row_factor(double row_half, double row_length) {
   if (!(row_half > 0) || !(row_length > 0)) return 1.0;
   // A smooth minimum of the long-row bandwidth and one growing with the row (bytes in flight per block,
@@ -29,9 +31,16 @@ double kernel_class_bandwidth(const HardwareProfile& hw, const GpuSpec& gpu, Ker
   return bw / kernel_row_factor(hw.kernel_shape_of(k).row_half, row_length);
 }
 
-Seconds kernel_class_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length) {
+Seconds kernel_class_pass_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length,
+                                  double elements) {
   const double bw = kernel_class_bandwidth(hw, gpu, k, row_length);
-  return Seconds(hw.kernel_shape_of(k).latency.value + (bw > 0 ? bytes / bw : 0.0));
+  const double per_element = kernel_class_counts_elements(k) ? hw.kernel_shape_of(k).element_time.value : 0.0;
+  return Seconds((bw > 0 ? bytes / bw : 0.0) + elements * per_element);
+}
+
+Seconds kernel_class_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double row_length,
+                             double elements) {
+  return Seconds(hw.kernel_shape_of(k).latency.value + kernel_class_pass_seconds(hw, gpu, k, bytes, row_length, elements).value);
 }
 
 Seconds kernel_class_calls_seconds(const HardwareProfile& hw, const GpuSpec& gpu, KernelClass k, double bytes, double calls) {

@@ -82,8 +82,12 @@ void read_attention(MapReader& r, HardwareProfile& p) {
   a.finish();
 }
 
+// kernel_efficiency: {class: fraction}. A file that gives it replaces the defaults' kernel model whole: a class
+// it leaves out runs at memory_efficiency, and only its own kernel_shape applies (a profile fitted with one
+// efficiency for AdamW must not gain the defaults' element term).
 void read_kernels(MapReader& r, HardwareProfile& p) {
   if (!r.has("kernel_efficiency")) return;
+  p.kernel_shape = {};
   MapReader k(r.node("kernel_efficiency"), "kernel_efficiency", r.file());
   for (int i = 0; i < kKernelClassCount; ++i) {
     const char* name = to_string(static_cast<KernelClass>(i));
@@ -92,7 +96,7 @@ void read_kernels(MapReader& r, HardwareProfile& p) {
   k.finish();
 }
 
-// kernel_shape: {class: {latency: T, row_half: N}}: the shape terms of model/kernel_class_time.h.
+// kernel_shape: {class: {latency: T, row_half: N, element_time: T}}: the shape terms of model/kernel_class_time.h.
 void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
   if (!r.has("kernel_shape")) return;
   MapReader k(r.node("kernel_shape"), "kernel_shape", r.file());
@@ -103,6 +107,7 @@ void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
     KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
     s.latency = Seconds(c.quantity("latency", Dim::seconds, s.latency.value));
     s.row_half = c.number("row_half", s.row_half, 0.0, 1e9);
+    s.element_time = Seconds(c.quantity("element_time", Dim::seconds, s.element_time.value));
     c.finish();
   }
   k.finish();
@@ -194,15 +199,17 @@ void write_kernels(std::ostream& out, const HardwareProfile& p) {
     if (e > 0) out << "  " << to_string(static_cast<KernelClass>(i)) << ": " << fmt(e) << "\n";
   }
   bool shaped = false;
-  for (const KernelClassShape& s : p.kernel_shape) shaped = shaped || s.latency.value > 0 || s.row_half > 0;
+  const auto has_shape = [](const KernelClassShape& s) { return s.latency.value > 0 || s.row_half > 0 || s.element_time.value > 0; };
+  for (const KernelClassShape& s : p.kernel_shape) shaped = shaped || has_shape(s);
   if (!shaped) return;
-  out << "kernel_shape:  # t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4)\n";
+  out << "kernel_shape:  # t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4) + elements element_time\n";
   for (int i = 0; i < kKernelClassCount; ++i) {
     const KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
-    if (s.latency.value > 0 || s.row_half > 0) {
-      out << "  " << to_string(static_cast<KernelClass>(i)) << ": {latency: " << fmt(s.latency.value * 1e6)
-          << " us, row_half: " << fmt(s.row_half) << "}\n";
-    }
+    if (!has_shape(s)) continue;
+    out << "  " << to_string(static_cast<KernelClass>(i)) << ": {latency: " << fmt(s.latency.value * 1e6)
+        << " us, row_half: " << fmt(s.row_half);
+    if (s.element_time.value > 0) out << ", element_time: " << fmt(s.element_time.value * 1e12) << " ps";
+    out << "}\n";
   }
 }
 

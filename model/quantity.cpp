@@ -31,7 +31,7 @@ struct Unit {
 };
 
 // Longest spellings first so that "B/s" is not taken for "B".
-constexpr std::array<Unit, 34> kUnits{{
+constexpr std::array<Unit, 35> kUnits{{
     {"FLOP/s", Dim::flop_rate, 1.0, true},
     {"FLOPS", Dim::flop_rate, 1.0, true},
     {"FLOP", Dim::flop, 1.0, true},
@@ -54,6 +54,7 @@ constexpr std::array<Unit, 34> kUnits{{
     {"us", Dim::seconds, 1e-6, false},
     {"\xC2\xB5s", Dim::seconds, 1e-6, false},  // µs
     {"ns", Dim::seconds, 1e-9, false},
+    {"ps", Dim::seconds, 1e-12, false},
     {"hours", Dim::seconds, kHour, false},
     {"hour", Dim::seconds, kHour, false},
     {"days", Dim::seconds, 86400.0, false},

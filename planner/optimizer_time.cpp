@@ -114,10 +114,12 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
   if (framework_rules(t.framework).adamw_class_optimizer) {
     // torch's fused AdamW (DeepSpeed's FusedAdam alike): one pass reading and writing parameters and both
     // states, reading gradients (the adamw kernel class: 7 x the parameter bytes with states in the
-    // parameter dtype). A framework property: the layer code does not change the optimizer.
+    // parameter dtype), and the update's arithmetic per parameter (the class's element term). The host's
+    // work per tensor runs while the GPU finishes the backward, so the class's latency is left out. A
+    // framework property: the layer code does not change the optimizer.
     const double wb = parameter_bytes(t);
     const double eager_per_param = 2.0 * wb + kept_gradient_bytes(s) + 2.0 * state_bytes;
-    optimizer = shard * eager_per_param / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::adamw));
+    optimizer = kernel_class_pass_seconds(hw, gpu, KernelClass::adamw, shard * eager_per_param, 0.0, shard).value;
   }
   optimizer += unfused_adam_extra_seconds(s, g, hw, stage, stage_index, shard);
   const double m = std::max(1.0, micro_batches);

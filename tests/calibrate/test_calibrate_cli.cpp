@@ -94,14 +94,18 @@ TEST(CalibrateCli, ShowPrintsTheKernelClassShapeTerms) {
                          "kernel_efficiency:\n  rmsnorm_fwd: 0.61\n  gelu_fwd: 0.87\n"
                          "kernel_shape:\n"
                          "  rmsnorm_fwd: {latency: 0 us, row_half: 3517}\n"
-                         "  gelu_fwd: {latency: 12.5 us, row_half: 0}\n";
+                         "  gelu_fwd: {latency: 12.5 us, row_half: 0}\n"
+                         "  adamw: {latency: 700 us, element_time: 2.25 ps}\n";
   const auto show = test::run_trainplan("calibrate show " + prof);
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find("row_half [elements]"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("latency [us]"), std::string::npos) << show.output;
-  EXPECT_EQ(table_row(show.output, "rmsnorm_fwd"), (std::vector<std::string>{"rmsnorm_fwd", "0.610", "3517", "-"}))
+  EXPECT_NE(show.output.find("element_time [ps]"), std::string::npos) << show.output;
+  EXPECT_EQ(table_row(show.output, "rmsnorm_fwd"), (std::vector<std::string>{"rmsnorm_fwd", "0.610", "3517", "-", "-"}))
       << show.output;
-  EXPECT_EQ(table_row(show.output, "gelu_fwd"), (std::vector<std::string>{"gelu_fwd", "0.870", "-", "12.50"})) << show.output;
+  EXPECT_EQ(table_row(show.output, "gelu_fwd"), (std::vector<std::string>{"gelu_fwd", "0.870", "-", "12.50", "-"})) << show.output;
+  // AdamW's SM time per parameter (its efficiency: the file gave none, so the generic memory_efficiency).
+  EXPECT_EQ(table_row(show.output, "adamw"), (std::vector<std::string>{"adamw", "0.850", "-", "700.00", "2.250"})) << show.output;
   // A class the profile has no constant for is not listed.
   EXPECT_TRUE(table_row(show.output, "residual_add").empty()) << show.output;
   std::filesystem::remove(prof);

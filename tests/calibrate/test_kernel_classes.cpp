@@ -86,13 +86,13 @@ TEST(KernelClassModel, RealTorchKernelsFitAndHoldOutLeaveOneOut) {
   const auto fams = kernel_families(fit_of(torch_kernels()));
   ASSERT_EQ(fams.size(), 13u);  // every class but rotary (not in the file)
   // The issue's target for memory kernels: <= 5 % (fitted). One bandwidth per class missed it by 12-24 %
-  // for the norms and 14 % for AdamW (docs/calibration.md, "The kernel-class model").
-  for (const auto& [family, f] : fams) {
-    EXPECT_LE(f.mape_fit, family == "kernel adamw" ? 8.0 : 5.0) << family;
-  }
+  // for the norms and 14 % for AdamW; one efficiency and a latency still 7.0 % for AdamW, whose two state
+  // dtypes share the arithmetic per parameter, not the bytes: 2.4 % with its element term
+  // (docs/calibration.md, "The kernel-class model", "AdamW's two state dtypes").
+  for (const auto& [family, f] : fams) EXPECT_LE(f.mape_fit, 5.0) << family;
   // Leave-one-out (each size predicted by the fit of the other two): elementwise classes <= 5 %; the norms
-  // extrapolate their row term from two row lengths (<= 13 %, against 17-35 % for one constant); AdamW's
-  // two state dtypes differ in more than bytes (<= 15 %, documented gap).
+  // extrapolate their row term from two row lengths (<= 13 %, against 17-35 % for one constant); AdamW
+  // 5.0 % (14.5 % with one efficiency).
   for (const char* k : {"kernel gelu_fwd", "kernel gelu_bwd", "kernel swiglu_fwd", "kernel swiglu_bwd",
                         "kernel residual_add", "kernel cast_to_fp32", "kernel cast_to_16bit", "kernel cross_entropy"}) {
     EXPECT_LE(fams.at(k).mape, 5.0) << k;
@@ -100,7 +100,7 @@ TEST(KernelClassModel, RealTorchKernelsFitAndHoldOutLeaveOneOut) {
   for (const char* k : {"kernel rmsnorm_fwd", "kernel rmsnorm_bwd", "kernel layernorm_fwd", "kernel layernorm_bwd"}) {
     EXPECT_LE(fams.at(k).mape, 13.0) << k;
   }
-  EXPECT_LE(fams.at("kernel adamw").mape, 15.0);
+  EXPECT_LE(fams.at("kernel adamw").mape, 6.0);
 }
 
 TEST(KernelClassModel, NormBandwidthFollowsTheRowLength) {
@@ -165,20 +165,23 @@ TEST(KernelClassModel, ProfileRoundTripKeepsTheShapeTerms) {
 // datasheet bandwidth, whatever their generation (docs/model.md §13, "Kernel-class fractions for every
 // generation"). Oracle: the measured file itself, each class's largest size, GB/s / 3.35 TB/s.
 // Each class's largest measured size in a PyTorch kernel file (the bf16 AdamW rows are the same class as
-// the fp32 ones: fp32 taken): class -> achieved GB/s.
-std::map<KernelClass, double> largest_size_gbps(const std::string& file) {
+// the fp32 ones: fp32 taken): class -> its bytes, achieved GB/s and elements (AdamW: parameters).
+struct LargestKernel {
+  double bytes = 0, gbps = 0, elements = 0;
+};
+
+std::map<KernelClass, LargestKernel> largest_size_gbps(const std::string& file) {
   const YAML::Node data = YAML::LoadFile(test::source_path(file));
-  std::map<KernelClass, std::pair<double, double>> largest;  // class -> (bytes, GB/s)
+  std::map<KernelClass, LargestKernel> largest;
   for (const YAML::Node& k : data["kernels"]) {
     const std::string name = k["kernel"].as<std::string>();
     const std::optional<KernelClass> c = torch_kernel_class(name);
     if (!c || name == "adamw_fused_bf16") continue;
     const double bytes = k["bytes_moved"].as<double>();
-    if (!largest.count(*c) || bytes > largest[*c].first) largest[*c] = {bytes, k["gbps"].as<double>()};
+    const double elements = k["params"] ? k["params"].as<double>() : 0.0;
+    if (!largest.count(*c) || bytes > largest[*c].bytes) largest[*c] = {bytes, k["gbps"].as<double>(), elements};
   }
-  std::map<KernelClass, double> out;
-  for (const auto& [k, v] : largest) out[k] = v.second;
-  return out;
+  return largest;
 }
 
 // The defaults of a GPU without a profile (model/hardware_profile.cpp): 1/achieved = 1/HBM + 1/sm_rate, the
@@ -186,26 +189,33 @@ std::map<KernelClass, double> largest_size_gbps(const std::string& file) {
 // measured fractions, the formula by hand, and the H200's own PyTorch kernels (tests/data/h200/, measured
 // 2026-11-29, after the H100-only rule was written; nothing set from them).
 TEST(KernelClassModel, DefaultsAreHbmPlusSmTimeFromTheH100) {
-  const std::map<KernelClass, double> h100 = largest_size_gbps("tests/data/h100-sxm/torch-attention-and-kernels.json");
+  const std::map<KernelClass, LargestKernel> h100 = largest_size_gbps("tests/data/h100-sxm/torch-attention-and-kernels.json");
   ASSERT_EQ(h100.size(), 13u);
   const auto& gpus = Catalog::builtin().gpus();
-  // The H100's own bandwidth and SMs give back its measured fractions.
+  // The H100's own bandwidth and SMs give back its measured fractions (AdamW's SM time is per parameter and
+  // set elsewhere: test_adamw_element_time.cpp).
   const HardwareProfile on_h100 = default_profile(gpus.at("h100-sxm-80gb"));
   // (The defaults hold the rates rounded to 1 GB/s.)
-  for (const auto& [k, gbps] : h100) EXPECT_NEAR(on_h100.efficiency_of(k), gbps * 1e9 / 3.35e12, 5e-4) << to_string(k);
+  for (const auto& [k, m] : h100) {
+    if (k == KernelClass::adamw) continue;
+    EXPECT_NEAR(on_h100.efficiency_of(k), m.gbps * 1e9 / 3.35e12, 5e-4) << to_string(k);
+  }
   // By hand, eager SwiGLU forward (1,067 GB/s on the H100) on an A100 SXM 80GB (2.039 TB/s, 108 SMs at
   // 1,410 MHz against 132 at 1,980): sm_rate = 1 / (1/1.067 - 1/3.35) x (108 x 1410)/(132 x 1980) = 0.9122 TB/s;
   // achieved = 1 / (1/2.039 + 1/0.9122) = 0.6303 TB/s, 0.3091 of the A100's HBM (0.3185 as a plain fraction).
   const HardwareProfile on_a100 = default_profile(gpus.at("a100-sxm4-80gb"));
   EXPECT_NEAR(on_a100.efficiency_of(KernelClass::swiglu_fwd), 0.3091, 2e-4);
   // Held out: the H200 (4.8 TB/s, the H100's SMs and clock). The plain fractions missed its PyTorch kernels by
-  // 16.3 % on average (cast to fp32 +37.6 %, SwiGLU forward +37.2 %, every class fast); the model by 8.1 %
-  // (cross-entropy -19.3 %, cast to fp32 +16.2 %, gelu forward +14.5 %).
-  const std::map<KernelClass, double> h200 = largest_size_gbps("tests/data/h200/torch-attention-and-kernels.json");
-  const HardwareProfile on_h200 = default_profile(gpus.at("h200-sxm-141gb"));
+  // 16.3 % on average (cast to fp32 +37.6 %, SwiGLU forward +37.2 %, every class fast); the model by 8.0 %
+  // (cross-entropy -19.3 %, cast to fp32 +16.2 %, gelu forward +14.5 %; AdamW +1.9 %, by its element term).
+  const GpuSpec& h200_gpu = gpus.at("h200-sxm-141gb");
+  const std::map<KernelClass, LargestKernel> h200 = largest_size_gbps("tests/data/h200/torch-attention-and-kernels.json");
+  const HardwareProfile on_h200 = default_profile(h200_gpu);
   double model = 0, fraction = 0;
-  for (const auto& [k, gbps] : h200) {
-    const double predicted = on_h200.efficiency_of(k) * 4.8e12, plain = h100.at(k) * 1e9 / 3.35e12 * 4.8e12;
+  for (const auto& [k, m] : h200) {
+    const double gbps = m.gbps;
+    const double predicted = m.bytes / kernel_class_pass_seconds(on_h200, h200_gpu, k, m.bytes, 0.0, m.elements).value;
+    const double plain = h100.at(k).gbps * 1e9 / 3.35e12 * 4.8e12;
     std::printf("%-14s H200 %5.0f GB/s  model %5.0f (%+5.1f %%)  plain fraction %5.0f (%+5.1f %%)\n", to_string(k),
                 gbps, predicted / 1e9, 100 * (predicted / (gbps * 1e9) - 1), plain / 1e9, 100 * (plain / (gbps * 1e9) - 1));
     model += std::abs(predicted / (gbps * 1e9) - 1) / static_cast<double>(h200.size());

@@ -108,12 +108,12 @@ TEST(RealData, CudnnAttentionAndKernelClassesFitTheTorchFile) {
   // cuDNN SDPA: the curve over (s, d, causal) holds within 5 % on average (the issue's kernel target).
   EXPECT_LE(fams.at("attention fused forward (cudnn)").mape_percent, 5.0);
   EXPECT_LE(fams.at("attention fused backward (cudnn)").mape_percent, 5.0);
-  // The kernel-class model (latency or row-length term per class): every class within 5 % (issue target)
-  // but AdamW, whose two state dtypes differ in more than bytes (<= 8 %, documented gap). Held-out
-  // (leave-one-out) levels: test_kernel_classes.cpp.
+  // The kernel-class model (latency, row-length or, for AdamW, per-parameter term per class): every class
+  // within 5 % (issue target; AdamW 7.0 % with one efficiency for its two state dtypes, before 2026-11-30).
+  // Held-out (leave-one-out) levels: test_kernel_classes.cpp.
   for (const auto& [family, f] : fams) {
     if (family.rfind("kernel ", 0) == 0) {
-      EXPECT_LE(f.mape_percent, family == "kernel adamw" ? 8.0 : 5.0) << family;
+      EXPECT_LE(f.mape_percent, 5.0) << family;
     }
   }
 }

@@ -52,13 +52,12 @@ TEST(Qwen3MoeH200, ParametersMemoryAndStepTime) {
                 c.at("step_time_s").get<double>(), p.time.step.value, 100 * step_error);
     EXPECT_LT(std::abs(memory_error), 0.03) << name;
     // The known gap, asserted as measured when the data came (docs/model.md §14, "MoE on one GPU,
-    // measured"): the steps are predicted 16-29 % fast (25-37 % before qk_norm, 20-33 % before the Hopper
-    // defaults timed kernel classes as HBM plus SM time; memory -0.8..-3.6 % before qk_norm, now -0.7..-1.3 %;
-    // the SDPA ran cuDNN's kernel, as profiled): the bf16-state AdamW over 5.6 B parameters runs
-    // below the adamw class's fp32-dominated rate, and the MoE block's routing, permutation and
-    // grouped-GEMM kernels are slower than their op counts say.
-    EXPECT_GT(step_error, -0.35) << name;
-    EXPECT_LT(step_error, -0.10) << name;
+    // measured"): the steps are predicted 13-24 % fast (16-29 % before AdamW's per-parameter SM time, 25-37 %
+    // before qk_norm, 20-33 % before the Hopper defaults timed kernel classes as HBM plus SM time; memory
+    // -0.8..-3.6 % before qk_norm, now -0.7..-1.3 %; the SDPA ran cuDNN's kernel, as profiled): the MoE
+    // block's routing, permutation and grouped-GEMM kernels are slower than their op counts say.
+    EXPECT_GT(step_error, -0.30) << name;
+    EXPECT_LT(step_error, -0.08) << name;
   }
 }
 
