@@ -125,7 +125,7 @@ ClassFit fit_class(const std::vector<const Measurement*>& items, double hbm, Cla
 void add_class_quality(KernelClass k, const std::vector<const Measurement*>& all, const ClassFit& fit, double hbm,
                        ClassForm form, FitResult& r) {
   std::vector<double> rate, rate_pred, t, t_pred, rate_h, rate_hp, t_h, t_hp;
-  const bool shaped = fit.shape.latency.value > 0 || fit.shape.row_half > 0 || fit.shape.element_time.value > 0;
+  const bool shaped = fit.shape.any();
   for (size_t i = 0; i < all.size(); ++i) {
     const Measurement& it = *all[i];
     const double p = predict(fit, it, hbm);

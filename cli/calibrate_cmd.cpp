@@ -77,7 +77,7 @@ void print_kernel_classes(const HardwareProfile& p) {
     const KernelClass k = static_cast<KernelClass>(i);
     const double e = p.kernel_efficiency[static_cast<size_t>(i)];
     const KernelClassShape& shape = p.kernel_shape_of(k);
-    if (!(e > 0) && !(shape.row_half > 0) && !(shape.latency.value > 0) && !(shape.element_time.value > 0)) continue;
+    if (!(e > 0) && !shape.any()) continue;
     if (!header) {
       std::printf("  kernel classes: t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4) + elements element_time\n");
       std::printf("    %-14s %8s %22s %14s %18s\n", "class", "eff", "row_half [elements]", "latency [us]", "element_time [ps]");

@@ -49,6 +49,7 @@ struct KernelClassShape {
   Seconds latency = Seconds(0);       // fixed cost of one call
   double row_half = 0;                // row length (elements) below which a row-wise kernel loses bandwidth
   Seconds element_time = Seconds(0);  // SM time per element, for classes that count elements (AdamW: per parameter)
+  bool any() const { return latency.value > 0 || row_half > 0 || element_time.value > 0; }  // a term is set
 };
 
 struct CollectiveTierProfile {

@@ -199,13 +199,12 @@ void write_kernels(std::ostream& out, const HardwareProfile& p) {
     if (e > 0) out << "  " << to_string(static_cast<KernelClass>(i)) << ": " << fmt(e) << "\n";
   }
   bool shaped = false;
-  const auto has_shape = [](const KernelClassShape& s) { return s.latency.value > 0 || s.row_half > 0 || s.element_time.value > 0; };
-  for (const KernelClassShape& s : p.kernel_shape) shaped = shaped || has_shape(s);
+  for (const KernelClassShape& s : p.kernel_shape) shaped = shaped || s.any();
   if (!shaped) return;
   out << "kernel_shape:  # t = latency + bytes / (eff HBM) (1 + (row_half / row)^4)^(1/4) + elements element_time\n";
   for (int i = 0; i < kKernelClassCount; ++i) {
     const KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
-    if (!has_shape(s)) continue;
+    if (!s.any()) continue;
     out << "  " << to_string(static_cast<KernelClass>(i)) << ": {latency: " << fmt(s.latency.value * 1e6)
         << " us, row_half: " << fmt(s.row_half);
     if (s.element_time.value > 0) out << ", element_time: " << fmt(s.element_time.value * 1e12) << " ps";
