@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "hardware_profile.h"
+#include "kernel_class_time.h"
 #include "scenario.h"
 #include "spec_reader.h"
 #include "yaml_reader.h"
@@ -97,6 +98,8 @@ void read_kernels(MapReader& r, HardwareProfile& p) {
 }
 
 // kernel_shape: {class: {latency: T, row_half: N, element_time: T}}: the shape terms of model/kernel_class_time.h.
+// element_time is read for the classes whose time counts elements (AdamW) only; elsewhere it is an error, not
+// a term that would be ignored.
 void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
   if (!r.has("kernel_shape")) return;
   MapReader k(r.node("kernel_shape"), "kernel_shape", r.file());
@@ -107,6 +110,9 @@ void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
     KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
     s.latency = Seconds(c.quantity("latency", Dim::seconds, s.latency.value));
     s.row_half = c.number("row_half", s.row_half, 0.0, 1e9);
+    if (c.has("element_time") && !kernel_class_counts_elements(static_cast<KernelClass>(i))) {
+      c.fail("element_time", "is a term of adamw only (SM time per parameter); no other kernel class counts elements");
+    }
     s.element_time = Seconds(c.quantity("element_time", Dim::seconds, s.element_time.value));
     c.finish();
   }

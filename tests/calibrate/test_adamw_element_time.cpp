@@ -256,6 +256,15 @@ TEST(AdamwElementTime, AProfileWithOneEfficiencyDoesNotGainTheDefaultsTerm) {
   EXPECT_NEAR(given.kernel_shape_of(KernelClass::adamw).element_time.value, 3e-12, 1e-18);
   EXPECT_THROW(load_profile_text("gpu: h100-sxm-80gb\nkernel_shape:\n  adamw: {element_time: -1 ps}\n", "bad.yaml", gpu),
                InputError);
+  // On a class that does not count elements the term would be ignored: an error naming the file, line and field.
+  try {
+    load_profile_text("gpu: h100-sxm-80gb\nkernel_shape:\n  residual_add: {element_time: 2 ps}\n", "bad.yaml", gpu);
+    ADD_FAILURE() << "element_time on residual_add was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.yaml:3"), std::string::npos) << what;
+    EXPECT_NE(what.find("kernel_shape.residual_add.element_time"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
