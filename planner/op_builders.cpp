@@ -42,6 +42,7 @@ Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double b
   op.name = name;
   op.kind = OpKind::norm;
   op.block = block;
+  op.role = OpRole::block_norm;
   op.params_replicated = norm_params(m);
   op.flops_split = TpSplit::seq_tp;
   op.saved_bytes = s * static_cast<double>(m.hidden) * saved_per_element;  // its input (and eager copies)
@@ -60,6 +61,7 @@ Op head_norm_op(const char* name, const ModelSpec& m, double s, double width, do
   op.name = name;
   op.kind = OpKind::norm;
   op.block = Block::attention;
+  op.role = OpRole::head_norm;
   op.params_replicated = static_cast<double>(m.head_dim) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
   op.flops_split = TpSplit::tp;
   op.saved_bytes = s * width * saved_per_element;  // its input (and eager copies)

@@ -1,7 +1,5 @@
 #include "op_graph.h"
 
-#include <string>
-
 #include "attention_flops.h"
 #include "kernel_class.h"
 #include "op_builders.h"
@@ -133,16 +131,25 @@ void add_rotary(std::vector<Op>& L, const Sizes& x) {
   L.push_back(rope);
 }
 
+// Bias-dropout-add into the residual stream closing a block: reads two tensors, writes one (and the mask).
+Op residual_op(const char* name, Block block, const Sizes& x) {
+  Op op = elementwise_op(name, block, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask));
+  op.role = OpRole::residual;
+  return op;
+}
+
 void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   const ModelSpec& m = x.m;
   const SavedTensorRules& r = x.r;
   const double s = x.s, h = x.h, q_dim = x.q_dim, kv_dim = x.kv_dim, bpv = x.bpv;
-  const double qkv_reads = r.separate_qkv ? 3.0 : 1.0;  // modules reading the norm output
+  const double qkv_reads = norm_output_readers(Block::attention, r);
   L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
   add_tp_input_operator(L, Block::attention, x.act_bytes);
   add_sequence_dim_copy(L, Block::attention, x);
-  L.push_back(gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
-                      TpSplit::seq_tp));
+  Op qkv = gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
+                   TpSplit::seq_tp);
+  qkv.role = OpRole::norm_fed_gemm;
+  L.push_back(qkv);
   if (m.qk_norm) {
     L.push_back(head_norm_op("q_norm", m, s, q_dim, bpv, r.head_norm));
     L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.head_norm));
@@ -155,8 +162,7 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
                       s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
   add_tp_output_operator(L, Block::attention, x.act_bytes);
   add_sequence_dim_copy(L, Block::attention, x);
-  // Bias-dropout-add into the residual stream: reads two tensors, writes one (and the mask).
-  L.push_back(elementwise_op("attention_residual", Block::attention, s * h * x.mask, TpSplit::seq_tp, s * h * (3.0 * bpv + x.mask)));
+  L.push_back(residual_op("attention_residual", Block::attention, x));
 }
 
 // Dense MLP: fc1 (gate and up for SwiGLU), the activation, fc2.
@@ -164,13 +170,15 @@ void add_dense_mlp(std::vector<Op>& L, const Sizes& x) {
   const ModelSpec& m = x.m;
   const SavedTensorRules& r = x.r;
   const double s = x.s, h = x.h, bpv = x.bpv;
-  const double fc1_reads = r.separate_gate_up ? 2.0 : 1.0;
+  const double fc1_reads = norm_output_readers(Block::mlp, r);
   const double f = static_cast<double>(m.ffn_hidden);
-  L.push_back(gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false,
-                      s * h * r.gemm_input * fc1_reads, TpSplit::seq_tp));
+  Op fc1 = gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * r.gemm_input * fc1_reads,
+                   TpSplit::seq_tp);
+  fc1.role = OpRole::norm_fed_gemm;
+  L.push_back(fc1);
   Op act = elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
                           s * f * bpv * (fc1_width(m.activation) + 1.0));
-  act.activation = true;
+  act.role = OpRole::activation;
   L.push_back(act);
   L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
 }
@@ -187,6 +195,7 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
   // Replicated on every TP rank: neither column- nor row-parallel.
   Op router = gemm_op("router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
+  router.role = OpRole::router;
   router.params_replicated = router.params_split;
   router.params_split = 0;
   router.flops_split = TpSplit::none;
@@ -207,7 +216,7 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
                           TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
   act.expert = true;
-  act.activation = true;
+  act.role = OpRole::activation;
   L.push_back(act);
   Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
   fc2.expert = true;
@@ -226,7 +235,7 @@ void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
   else add_moe_mlp(L, x);
   add_tp_output_operator(L, Block::mlp, x.act_bytes);
   add_sequence_dim_copy(L, Block::mlp, x);
-  L.push_back(elementwise_op("mlp_residual", Block::mlp, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask)));
+  L.push_back(residual_op("mlp_residual", Block::mlp, x));
 }
 
 // What the layer code adds around the blocks: eager kernel classes, the GEMMs' dtype and FP8
@@ -236,7 +245,7 @@ void finish_layer(std::vector<Op>& L, const Sizes& x) {
   if (r.eager_kernels) apply_eager_kernels(L, x.m, r, x.s, x.bpv);
   for (Op& op : L) {
     // The MoE router is a plain Linear outside Transformer Engine's FP8 modules (bf16 under FP8).
-    if (op.kind == OpKind::gemm) op.compute_precision = x.precision == Precision::fp8 && op.name == std::string("router") ? Precision::bf16 : x.precision;
+    if (op.kind == OpKind::gemm) op.compute_precision = x.precision == Precision::fp8 && op.role == OpRole::router ? Precision::bf16 : x.precision;
   }
   if (x.precision == Precision::fp8) add_fp8_quantization(L, !r.eager_kernels, r.fp8_recipe);
 }

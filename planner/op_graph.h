@@ -20,6 +20,18 @@ namespace tp {
 enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss, collective };
 enum class Block { embedding, attention, mlp, head, step };  // step: collectives of a stage or of the step
 
+// What an op is in the layer code where its kind does not say it. The kernel rules of eager code and of
+// FP8 training (op_graph_kernels.cpp) read this, never an op's name.
+enum class OpRole : std::uint8_t {
+  none,
+  block_norm,     // a block's pre-norm, the final norm or the embedding norm: its output feeds GEMMs
+  head_norm,      // Qwen3's q_norm / k_norm: its output feeds the attention, not a GEMM
+  residual,       // the residual add closing a block
+  activation,     // the MLP's activation (dense or expert)
+  norm_fed_gemm,  // a GEMM reading a block norm's output (qkv, fc1): Transformer Engine fuses the norm into it
+  router,         // the MoE router: a plain Linear, outside Transformer Engine's FP8 modules
+};
+
 // How a tensor is divided across the tensor-parallel ranks of a layer.
 enum class TpSplit {
   none,    // replicated on every TP rank (row-parallel bias, router, gathered MoE input)
@@ -107,6 +119,7 @@ struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;
   Block block = Block::attention;
+  OpRole role = OpRole::none;
   bool expert = false;  // inside an MoE expert: parameters further divided by ep
 
   double params_split = 0;       // parameters divided by tp (and by ep for experts)
@@ -136,7 +149,6 @@ struct Op {
   TpSplit saved_split = TpSplit::tp;
   bool attention_scores = false;  // the s x s tensors that selective recompute drops
   bool sequence_parallel_only = false;  // runs only with tp > 1 and sequence parallelism (timed as nothing else)
-  bool activation = false;  // the MLP's activation (dense or expert): eager code times it at its kernel class
   // Working memory beyond saved_bytes at this op's forward and backward peak (the eager loss's fp32
   // logits and gradients), split like saved_bytes.
   double working_forward = 0;

@@ -1,7 +1,6 @@
 // The memory-bound kernels of the layer code beside its GEMMs (planner/op_graph_kernels.h).
 #include "op_graph_kernels.h"
 
-#include <string>
 #include <utility>
 
 #include "kernel_class.h"
@@ -10,9 +9,6 @@
 
 namespace tp {
 namespace {
-
-// Qwen3's per-head norms over q and k (model.qk_norm): their input is a 16-bit GEMM output.
-bool head_norm(const std::string& name) { return name == "q_norm" || name == "k_norm"; }
 
 // One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
 // only, moving `bytes` (unsplit) split as `split` over the TP ranks.
@@ -42,6 +38,12 @@ Op bias_grad_op(const Op& gemm, double grad_bytes) {
 
 }  // namespace
 
+double norm_output_readers(Block block, const SavedTensorRules& r) {
+  if (block == Block::attention) return r.separate_qkv ? 3.0 : 1.0;
+  if (block == Block::mlp) return r.separate_gate_up ? 2.0 : 1.0;
+  return 1.0;
+}
+
 void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels) {
   op.kernel_class = static_cast<int>(fwd);
   op.kernel_class_backward = static_cast<int>(bwd);
@@ -57,15 +59,15 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
   std::vector<Op> out;
   out.reserve(ops.size() + 4);
   for (Op op : ops) {
-    const std::string name = op.name;
     if (op.kind == OpKind::norm) {
-      const bool head = head_norm(name);
+      // Qwen3's per-head norms over q and k (model.qk_norm): their input is a 16-bit GEMM output.
+      const bool head = op.role == OpRole::head_norm;
       set_kernels(op, rms ? KernelClass::rmsnorm_fwd : KernelClass::layernorm_fwd,
                   rms ? KernelClass::rmsnorm_bwd : KernelClass::layernorm_bwd, head ? r.head_norm_passes : r.norm_passes,
                   head ? r.head_norm_kernels : r.norm_kernels);
-    } else if (name == "attention_residual" || name == "mlp_residual") {
+    } else if (op.role == OpRole::residual) {
       set_kernels(op, KernelClass::residual_add, KernelClass::residual_add, r.residual_passes, 1);
-    } else if (op.activation) {
+    } else if (op.role == OpRole::activation) {
       const bool glu = m.activation == Activation::swiglu;
       set_kernels(op, glu ? KernelClass::swiglu_fwd : KernelClass::gelu_fwd,
                   glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
@@ -81,10 +83,8 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
       out.push_back(cast);
     }
     // (q_norm and k_norm feed the attention, not a GEMM.)
-    if (op.kind == OpKind::norm && !head_norm(name) && r.casts_per_norm_output > 0) {
-      const double reads = name == "mlp_norm"         ? (r.separate_gate_up ? 2.0 : 1.0)
-                           : name == "attention_norm" ? (r.separate_qkv ? 3.0 : 1.0)
-                                                      : 1.0;
+    if (op.role == OpRole::block_norm && r.casts_per_norm_output > 0) {
+      const double reads = norm_output_readers(op.block, r);
       Op cast = elementwise_op("autocast_cast", op.block, 0.0, TpSplit::seq_tp,
                                reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0));
       set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
@@ -133,8 +133,7 @@ void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused, Fp8Recipe recip
     const double tokens = gemm_tokens(op);  // all copies together
     const double in_elems = tokens * op.gemm_rows;
     const double out_elems = tokens * op.gemm_cols;
-    const std::string name = op.name;
-    const bool from_norm = norm_fused && !op.expert && (name == "qkv" || name == "fc1");
+    const bool from_norm = norm_fused && op.role == OpRole::norm_fed_gemm;
     if (from_norm) {
       if (current) out.push_back(fp8_quantize_op("fp8_cast_norm_output", op.block, op.expert, 3.0 * in_elems, TpSplit::seq_tp, true));
     } else {

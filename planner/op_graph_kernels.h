@@ -11,6 +11,10 @@
 
 namespace tp {
 
+// How many Linear modules read the output of `block`'s norm: under autocast each casts (and keeps) its own
+// copy of it (Hugging Face's separate q, k, v projections; separate gate and up projections).
+double norm_output_readers(Block block, const SavedTensorRules& r);
+
 // Times `op` by kernel classes `fwd` / `bwd` (model/kernel_class.h) over `passes` x its minimal traffic,
 // launching `kernels` kernels in the forward; the backward moves 1.5x the forward's bytes.
 void set_kernels(Op& op, KernelClass fwd, KernelClass bwd, double passes, double kernels);
