@@ -81,12 +81,10 @@ void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
       << "; goodput " << format_fixed(100 * f.goodput, 1) << "%\n";
 }
 
-}  // namespace
-
-void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e) {
+// The scenario as the planner read it: model, cluster, layout and training settings.
+void print_setup(std::ostream& out, const Scenario& s, const Estimate& e) {
   const ParallelSpec& p = s.parallel;
   const ModelSpec& m = s.model;
-  out << s.name << "  (" << s.source << ")\n\n";
   out << "  Model       " << m.name << ": " << format_count(e.parameters_total) << " parameters, " << m.layers
       << " layers, hidden " << m.hidden << ", " << m.heads << "/" << m.kv_heads << " heads, "
       << to_string(m.activation);
@@ -121,7 +119,11 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "
       << format_micro_batches(e.micro_batches) << " per replica\n\n";
+}
 
+// Parameters, FLOPs and the memory per GPU of the shown stages.
+void print_sizes_and_memory(std::ostream& out, const Scenario& s, const Estimate& e) {
+  const ModelSpec& m = s.model;
   out << "  Parameters  " << format_count(e.parameters_total) << " total";
   if (m.moe.enabled()) out << ", " << format_count(e.parameters_active) << " active per token";
   out << ", " << format_count(e.parameters_per_gpu) << " on the busiest GPU (before ZeRO sharding)\n";
@@ -156,7 +158,10 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
   if (e.host_per_node.value > 0) line("host (offload)", &MemoryBreakdown::host);
   out << "  capacity " << gib(e.capacity) << " GiB, usable " << gib(e.usable) << " GiB (headroom "
       << format_fixed(s.memory.headroom * 100.0, 0) << "%)\n\n";
+}
 
+// Fits or not; what does not fit, with the fixes to try.
+void print_verdict(std::ostream& out, const Estimate& e) {
   if (e.feasible) {
     out << "  Verdict     FITS: worst stage " << e.memory.stage << " uses " << gib(e.memory.total) << " GiB of "
         << gib(e.capacity) << " GiB (" << format_fixed(100.0 * e.memory.total.value / e.capacity.value, 1)
@@ -172,6 +177,15 @@ void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& 
       }
     }
   }
+}
+
+}  // namespace
+
+void print_estimate_table(std::ostream& out, const Scenario& s, const Estimate& e) {
+  out << s.name << "  (" << s.source << ")\n\n";
+  print_setup(out, s, e);
+  print_sizes_and_memory(out, s, e);
+  print_verdict(out, e);
 }
 
 void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const HardwareProfile& hw, Seconds simulated) {

@@ -95,10 +95,8 @@ void read_checkpoint_early_stop(MapReader& r, TrainingSpec& t) {
   }
 }
 
-}  // namespace
-
-TrainingSpec read_training(MapReader& r) {
-  TrainingSpec t;
+// Sequence length, the batch in sequences or in tokens, the micro-batch and the run's tokens.
+void read_batch(MapReader& r, TrainingSpec& t) {
   t.sequence_length = r.integer("sequence_length", t.sequence_length, 1, kBig);
   const bool by_sequences = r.has("global_batch");
   const bool by_tokens = r.has("global_batch_tokens");
@@ -118,8 +116,11 @@ TrainingSpec read_training(MapReader& r) {
   t.micro_batch = r.integer("micro_batch", t.micro_batch, 1, kBig);
   if (!by_sequences && !by_tokens) t.global_batch = 0;  // resolve_layout(): micro_batch x dp
   t.tokens = at_most(r, "tokens", r.quantity("tokens", Dim::count, 1e12, 0.0), kMaxTokens);
-  t.precision = read_precision(r, "precision", t.precision);
-  // Framework and torch settings first: they set the defaults of the keys below (docs/model.md, "Frameworks").
+}
+
+// The framework and the torch settings: they set the defaults of the keys read after them
+// (docs/model.md, "Frameworks").
+void read_framework(MapReader& r, TrainingSpec& t) {
   t.framework = r.choice("framework", t.framework,
                          {{"megatron", Framework::megatron}, {"deepspeed", Framework::deepspeed},
                           {"fsdp", Framework::fsdp}, {"pytorch", Framework::pytorch}});
@@ -133,11 +134,12 @@ TrainingSpec read_training(MapReader& r) {
   if (t.compile && t.framework != Framework::pytorch && t.framework != Framework::fsdp) {
     r.fail("compile", std::string("is a torch.compile setting; ") + to_string(t.framework) + " does not use it");
   }
-  read_layer_code(r, t);
-  read_checkpoint_early_stop(r, t);
-  read_loss_and_fp8_recipe(r, t);
-  // Plain PyTorch keeps no master copy: a model cast to 16 bits trains in 16 bits, and under autocast
-  // the fp32 parameters are the master (PyTorch AMP docs, "Automatic Mixed Precision").
+}
+
+// The master copy and the gradients' dtype. Plain PyTorch keeps no master copy: a model cast to 16 bits
+// trains in 16 bits, and under autocast the fp32 parameters are the master (PyTorch AMP docs, "Automatic
+// Mixed Precision").
+void read_master_and_gradients(MapReader& r, TrainingSpec& t) {
   const bool own_master = t.framework == Framework::pytorch || t.autocast;
   std::string master =
       r.choice<std::string>("master_weights", own_master ? "none" : "fp32", {{"none", "none"}, {"fp32", "fp32"}});
@@ -149,23 +151,14 @@ TrainingSpec read_training(MapReader& r) {
   t.grad_precision = r.choice(
       "grad_precision", same,
       {{"same", same}, {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}});
+}
+
+// The optimizer, the dtype of its states and the kernel its step runs.
+void read_optimizer(MapReader& r, TrainingSpec& t) {
   t.optimizer = r.choice("optimizer", t.optimizer,
                          {{"sgd", Optimizer::sgd}, {"momentum", Optimizer::momentum}, {"adam", Optimizer::adam},
                           {"adamw", Optimizer::adamw}, {"adafactor", Optimizer::adafactor},
                           {"adam8bit", Optimizer::adam8bit}, {"lion", Optimizer::lion}});
-  t.flash_attention = r.boolean("flash_attention", t.flash_attention);
-  if (r.has("attention_kernel")) {
-    t.attention_kernel = read_attention_kernel(r, "attention_kernel", AttentionKernel::flash);
-    if (!t.flash_attention) {
-      r.fail("attention_kernel", "names the fused attention kernel, but flash_attention is false (explicit attention); "
-                                 "set flash_attention: true or remove the key");
-    }
-  }
-  t.attention_unpad = r.boolean("attention_unpad", t.attention_unpad);
-  if (t.attention_unpad && !t.flash_attention) {
-    r.fail("attention_unpad", "unpads Q, K, V around a fused attention kernel's variable-length entry point, but "
-                              "flash_attention is false (explicit attention); set flash_attention: true or remove the key");
-  }
   // torch.optim.AdamW/SGD keep states like the parameter ("same"); Megatron, DeepSpeed and FSDP keep them in fp32.
   t.optimizer_state_precision =
       r.choice("optimizer_state_precision",
@@ -179,19 +172,55 @@ TrainingSpec read_training(MapReader& r) {
   if (r.has("optimizer_kernel") && !is_adam(t.optimizer)) {
     r.fail("optimizer_kernel", std::string("sets how an Adam or AdamW step runs; optimizer is ") + to_string(t.optimizer));
   }
+}
+
+// The attention: fused or explicit, which fused kernel, unpadded around it or not.
+void read_attention(MapReader& r, TrainingSpec& t) {
+  t.flash_attention = r.boolean("flash_attention", t.flash_attention);
+  if (r.has("attention_kernel")) {
+    t.attention_kernel = read_attention_kernel(r, "attention_kernel", AttentionKernel::flash);
+    if (!t.flash_attention) {
+      r.fail("attention_kernel", "names the fused attention kernel, but flash_attention is false (explicit attention); "
+                                 "set flash_attention: true or remove the key");
+    }
+  }
+  t.attention_unpad = r.boolean("attention_unpad", t.attention_unpad);
+  if (t.attention_unpad && !t.flash_attention) {
+    r.fail("attention_unpad", "unpads Q, K, V around a fused attention kernel's variable-length entry point, but "
+                              "flash_attention is false (explicit attention); set flash_attention: true or remove the key");
+  }
+}
+
+// When gradients are reduced across micro-batches. Megatron's schedules always run the first micro-batches
+// under no_sync; DeepSpeed's engine decides by ZeRO stage (its no_sync refuses partitioned gradients). FSDP
+// and plain PyTorch leave it to the loop.
+void read_gradient_sync(MapReader& r, TrainingSpec& t) {
+  if (!r.has("gradient_sync")) return;
+  if (t.framework == Framework::megatron || t.framework == Framework::deepspeed) {
+    r.fail("gradient_sync", std::string("is the training loop's choice under fsdp or pytorch; ") + to_string(t.framework) +
+                                " decides it itself (docs/scenario-reference.md); remove the key");
+  }
+  t.gradient_sync = r.choice("gradient_sync", GradientSync::every_micro_batch,
+                             {{"every_micro_batch", GradientSync::every_micro_batch},
+                              {"last_micro_batch", GradientSync::last_micro_batch}});
+}
+
+}  // namespace
+
+TrainingSpec read_training(MapReader& r) {
+  TrainingSpec t;
+  read_batch(r, t);
+  t.precision = read_precision(r, "precision", t.precision);
+  read_framework(r, t);
+  read_layer_code(r, t);
+  read_checkpoint_early_stop(r, t);
+  read_loss_and_fp8_recipe(r, t);
+  read_master_and_gradients(r, t);
+  read_optimizer(r, t);
+  read_attention(r, t);
   t.moe_dispatcher = r.choice("moe_dispatcher", t.moe_dispatcher,
                               {{"all_to_all", MoeDispatcher::all_to_all}, {"deepep", MoeDispatcher::deepep}});
-  if (r.has("gradient_sync")) {
-    // Megatron's schedules always run the first micro-batches under no_sync; DeepSpeed's engine decides by
-    // ZeRO stage (its no_sync refuses partitioned gradients). FSDP and plain PyTorch leave it to the loop.
-    if (t.framework == Framework::megatron || t.framework == Framework::deepspeed) {
-      r.fail("gradient_sync", std::string("is the training loop's choice under fsdp or pytorch; ") + to_string(t.framework) +
-                                  " decides it itself (docs/scenario-reference.md); remove the key");
-    }
-    t.gradient_sync = r.choice("gradient_sync", GradientSync::every_micro_batch,
-                               {{"every_micro_batch", GradientSync::every_micro_batch},
-                                {"last_micro_batch", GradientSync::last_micro_batch}});
-  }
+  read_gradient_sync(r, t);
   return t;
 }
 

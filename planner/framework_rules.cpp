@@ -266,37 +266,53 @@ std::int64_t padded_vocab(std::int64_t vocab, LayerCode code, int tp) {
   return (vocab + multiple - 1) / multiple * multiple;  // _vocab_size_with_padding: up to the next multiple
 }
 
-SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
-  SavedTensorRules r;
-  r.fp8_recipe = t.fp8_recipe;
-  r.attention_unpad = t.attention_unpad;
-  const double bpv = stored_bytes(t.precision);
-  const bool swiglu = m.activation == Activation::swiglu;
-  if (layer_code_of(t) == LayerCode::fused) {
-    // Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the loss. The same
-    // for Megatron-DeepSpeed's layer, Megatron-LM's forked (2022-07, megatron/model/transformer.py
-    // ParallelTransformerLayer: MixedFusedLayerNorm, bias_gelu_impl, FusedScaleMaskSoftmax,
-    // bias_dropout_add_fused_train), whose loss is the same vocab-parallel cross-entropy on .float() logits
-    // (megatron/mpu/cross_entropy.py: max, sub_, exp(out=), sum, div_).
-    r.residual = r.norm = r.head_norm = r.gemm_input = r.fc2_input = bpv;
-    // The fused activation keeps its input only: bias-GeLU the fc1 output (K22), SwiGLU the fc1 output of
-    // width 2f, gate and up together (Megatron-Core fusions/fused_bias_swiglu.py, SwiGLUFunction.forward:
-    // ctx.save_for_backward(input); on by default, --no-bias-swiglu-fusion turns it off). Its output is
-    // fc2's input, counted there; ReLU needs nothing beyond it.
-    const double act_width = swiglu ? 2.0 : m.activation == Activation::relu ? 0.0 : 1.0;
-    r.activation = act_width * bpv;
-    r.head_input = bpv;
-    // The output layer runs in bf16 under FP8 training (op_graph.cpp), so its logits are 16-bit there.
-    const double logits_bytes = t.precision == Precision::fp8 ? 2.0 : bpv;
-    if (t.fused_loss) apply_te_fused_loss(r, logits_bytes);
-    else apply_megatron_loss_traffic(r, logits_bytes);
-    if (t.precision == Precision::fp8) apply_te_fp8_saved(r);
-    return r;
+namespace {
+
+// Fused layer code: Korthikanti et al. 2022, Table 2: every tensor kept once in 16 bits; fp32 logits for the
+// loss. The same for Megatron-DeepSpeed's layer, Megatron-LM's forked (2022-07, megatron/model/transformer.py
+// ParallelTransformerLayer: MixedFusedLayerNorm, bias_gelu_impl, FusedScaleMaskSoftmax,
+// bias_dropout_add_fused_train), whose loss is the same vocab-parallel cross-entropy on .float() logits
+// (megatron/mpu/cross_entropy.py: max, sub_, exp(out=), sum, div_).
+void apply_fused_saved(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m, double bpv) {
+  r.residual = r.norm = r.head_norm = r.gemm_input = r.fc2_input = bpv;
+  // The fused activation keeps its input only: bias-GeLU the fc1 output (K22), SwiGLU the fc1 output of
+  // width 2f, gate and up together (Megatron-Core fusions/fused_bias_swiglu.py, SwiGLUFunction.forward:
+  // ctx.save_for_backward(input); on by default, --no-bias-swiglu-fusion turns it off). Its output is
+  // fc2's input, counted there; ReLU needs nothing beyond it.
+  const double act_width = m.activation == Activation::swiglu ? 2.0 : m.activation == Activation::relu ? 0.0 : 1.0;
+  r.activation = act_width * bpv;
+  r.head_input = bpv;
+  // The output layer runs in bf16 under FP8 training (op_graph.cpp), so its logits are 16-bit there.
+  const double logits_bytes = t.precision == Precision::fp8 ? 2.0 : bpv;
+  if (t.fused_loss) apply_te_fused_loss(r, logits_bytes);
+  else apply_megatron_loss_traffic(r, logits_bytes);
+  if (t.precision == Precision::fp8) apply_te_fp8_saved(r);
+}
+
+// Bytes per element of the fc1 output an eager activation keeps (`lo`: autocast's 16-bit copy).
+double eager_activation_saved(Activation a, bool autocast, double bpv, double lo) {
+  switch (a) {
+    case Activation::gelu:
+      // torch.nn.GELU / F.gelu (aten gelu, one kernel; not on autocast's lists, so it runs in the 16-bit
+      // dtype of the fc1 output): keeps its input only (derivatives.yaml: gelu_backward(grad, self)).
+      return autocast ? lo : bpv;
+    case Activation::gelu_tanh:
+      // NewGELUActivation: pow keeps its input (fp32 under autocast), tanh its output, the final mul
+      // keeps 0.5*x and 1+tanh (fp32 under autocast: fp32 tanh promotes); fc2 then keeps its cast input.
+      return autocast ? 4.0 + 4.0 + 4.0 + lo : 4.0 * bpv;
+    case Activation::swiglu: return 3.0 * bpv;  // silu input, silu output, up
+    case Activation::relu: return 0.0;
+    case Activation::relu2: return bpv;
   }
-  // Eager PyTorch code. Under torch.autocast the parameters (and so the embeddings and the residual
-  // stream) are fp32; linear/addmm cast their inputs to 16 bits (one cast per module call), and pow,
-  // layer_norm, log_softmax run in fp32 (PyTorch AMP docs, "CUDA Ops that can autocast to float32").
+  return bpv;
+}
+
+// Eager PyTorch code. Under torch.autocast the parameters (and so the embeddings and the residual stream)
+// are fp32; linear/addmm cast their inputs to 16 bits (one cast per module call), and pow, layer_norm,
+// log_softmax run in fp32 (PyTorch AMP docs, "CUDA Ops that can autocast to float32").
+void apply_eager_saved(SavedTensorRules& r, const TrainingSpec& t, const ModelSpec& m, double bpv) {
   const double lo = 2.0;  // 16-bit copy made by an autocast GEMM
+  const bool swiglu = m.activation == Activation::swiglu;
   r.residual = t.autocast ? 4.0 : bpv;
   // Separate modules reading one input matter only under autocast, where each casts its own copy:
   // Llama-style code has q_proj/k_proj/v_proj and gate_proj/up_proj; GPT-2 one c_attn and one c_fc.
@@ -319,21 +335,7 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
     r.head_norm = t.autocast ? lo : bpv;
   }
   r.gemm_input = t.autocast ? lo : bpv;
-  switch (m.activation) {
-    case Activation::gelu:
-      // torch.nn.GELU / F.gelu (aten gelu, one kernel; not on autocast's lists, so it runs in the 16-bit
-      // dtype of the fc1 output): keeps its input only (derivatives.yaml: gelu_backward(grad, self)).
-      r.activation = t.autocast ? lo : bpv;
-      break;
-    case Activation::gelu_tanh:
-      // NewGELUActivation: pow keeps its input (fp32 under autocast), tanh its output, the final mul
-      // keeps 0.5*x and 1+tanh (fp32 under autocast: fp32 tanh promotes); fc2 then keeps its cast input.
-      r.activation = t.autocast ? 4.0 + 4.0 + 4.0 + lo : 4.0 * bpv;
-      break;
-    case Activation::swiglu: r.activation = 3.0 * bpv; break;  // silu input, silu output, up
-    case Activation::relu: r.activation = 0.0; break;
-    case Activation::relu2: r.activation = bpv; break;
-  }
+  r.activation = eager_activation_saved(m.activation, t.autocast, bpv, lo);
   r.fc2_input = t.autocast ? lo : bpv;
   r.head_input = r.gemm_input;
   // HF loss: fp32 upcast of the logits, log_softmax keeps its fp32 output (4 B per logit). Forward peak:
@@ -347,6 +349,17 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   r.autocast_weight_copies = t.autocast;
   apply_eager_passes(r, t, m);
   if (t.compile) apply_compile(r, t, swiglu, bpv);
+}
+
+}  // namespace
+
+SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
+  SavedTensorRules r;
+  r.fp8_recipe = t.fp8_recipe;
+  r.attention_unpad = t.attention_unpad;
+  const double bpv = stored_bytes(t.precision);
+  if (layer_code_of(t) == LayerCode::fused) apply_fused_saved(r, t, m, bpv);
+  else apply_eager_saved(r, t, m, bpv);
   return r;
 }
 
