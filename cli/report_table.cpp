@@ -231,6 +231,9 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   }
   out << "    compute " << ms(t.compute) << " ms, recompute " << ms(t.recompute) << " ms, bubble " << ms(t.bubble)
       << " ms, optimizer " << ms(t.optimizer) << " ms\n";
+  out << "    GPU time by kernel [ms]: GEMM " << ms(t.compute_by_kind.gemm) << ", attention " << ms(t.compute_by_kind.attention)
+      << ", memory-bound " << ms(t.compute_by_kind.memory_bound) << ", optimizer update " << ms(t.compute_by_kind.optimizer)
+      << "\n";
   out << "    exposed communication [ms]: tp " << ms(t.exposed.tp) << ", cp " << ms(t.exposed.cp) << ", ep "
       << ms(t.exposed.ep) << ", pp " << ms(t.exposed.pp) << ", dp " << ms(t.exposed.dp);
   if (t.exposed.offload.value > 0) out << ", activation offload " << ms(t.exposed.offload);

@@ -136,6 +136,7 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
       case OpKind::attention_core: {
         const PassTimes x = add(attention_op_time(op, c, launch, mem_time));
         t.attention += x.fwd;
+        t.attention_bwd += x.bwd;
         t.attention_core_fwd += x.fwd;
         break;
       }

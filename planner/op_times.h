@@ -15,6 +15,7 @@ struct OpTimes {
   double fwd = 0, bwd = 0;
   double gemm_fwd = 0, gemm_bwd = 0;   // part spent in GEMMs (TP overlap window, weight-gradient share)
   double attention = 0;                // fused attention forward (CP overlap window)
+  double attention_bwd = 0;            // its backward
   double attention_core_fwd = 0;       // what selective recompute repeats
 };
 

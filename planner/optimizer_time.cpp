@@ -99,9 +99,9 @@ double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Hardwa
 
 }  // namespace
 
-double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
-                              int stage_index, double bw, const OffloadTimes& offload, double backward_window,
-                              double micro_batches) {
+OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw,
+                                     const MemoryBreakdown& stage, int stage_index, double bw,
+                                     const OffloadTimes& offload, double backward_window, double micro_batches) {
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
   const GpuSpec& gpu = s.cluster.gpu;
@@ -122,6 +122,7 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     optimizer = kernel_class_pass_seconds(hw, gpu, KernelClass::adamw, shard * eager_per_param, 0.0, shard).value;
   }
   optimizer += unfused_adam_extra_seconds(s, g, hw, stage, stage_index, shard);
+  double passes = 0;  // over the weights and gradients, beside the update
   const double m = std::max(1.0, micro_batches);
   if (t.autocast) {
     // Autocast casts every fp32 weight to 16 bits in each micro-batch's forward (read 4, write 2 B; its
@@ -131,18 +132,18 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     // write 4 B). A layer recomputed up to its early stop is counted whole.
     const LayerRecompute rerun = layer_recompute(s);
     const double recast = (rerun.whole + rerun.stopped) * stage.layer_parameters;
-    optimizer += m * ((params + recast) * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
+    passes += m * ((params + recast) * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit)) +
                       params * 6.0 / (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_fp32)));
   }
-  optimizer += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
-  optimizer += ddp_bucket_copy_seconds(s, g, hw, stage_index, params, m);
+  passes += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
+  passes += ddp_bucket_copy_seconds(s, g, hw, stage_index, params, m);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights
   // (docs/model.md, "FP8 training"). Current scaling reads each weight once more for its amax before the
   // cast (TE 2.9 Float8CurrentScalingQuantizer::quantize_impl, nvte_compute_amax): 2 B per parameter.
   const double weight_cast_bytes = t.fp8_recipe == Fp8Recipe::current ? 4.0 + 2.0 : 4.0;
-  optimizer += fp8_weight_parameters(g, s, stage_index) * weight_cast_bytes /
+  passes += fp8_weight_parameters(g, s, stage_index) * weight_cast_bytes /
                (gpu.memory_bandwidth.value * hw.efficiency_of(KernelClass::cast_to_16bit));
   if (p.offload_optimizer == OffloadTarget::cpu || p.offload_params == OffloadTarget::cpu) {
     // The step runs on the host; the updated parameters come back over PCIe, and the gradient copies
@@ -150,10 +151,10 @@ double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const Hardwar
     // holds the backward (FrameworkRules::host_gradient_copy_blocks).
     const bool copy_waited = host_gradient_copy_holds_backward(framework_rules(t.framework), p);
     const double hidden_behind = copy_waited ? 0.0 : backward_window;
-    optimizer = offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - hidden_behind);
+    // The step waits for the host, which the device's passes above do not run beside (they are not counted).
+    return {offload.cpu_step + offload.params_h2d + std::max(0.0, offload.grads_d2h - hidden_behind), 0.0};
   }
-
-  return optimizer;
+  return {optimizer, passes};
 }
 
 }  // namespace tp

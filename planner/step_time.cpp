@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "comm_time.h"
 #include "early_stop.h"
@@ -37,6 +39,7 @@ struct LayerWork {
   LayerComm comm;
   double tp_layer_f = 0, tp_layer_b = 0, cp_layer_f = 0, cp_layer_b = 0, ep_layer_f = 0, ep_layer_b = 0;
   double recompute_layer = 0;  // forward work repeated in the backward pass
+  double recompute_gemm = 0, recompute_attention = 0;  // its GEMMs and attention core
   RerunComm recompute_comm;    // its communication (full recompute repeats the forward's collectives)
   double host_copy = 0;        // the checkpointed input's copy to (forward) or from (backward) the host
   FsdpCopies shard_copies;     // FSDP's copies around its gathers and reduce-scatters (planner/fsdp_copies.h)
@@ -88,12 +91,15 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       // The checkpointed core attention holds the context-parallel exchange (Megatron-Core attention.py
       // _checkpointed_attention_forward reruns core_attention, TEDotProductAttention with the cp_group).
       w.recompute_layer = w.layer.attention_core_fwd;
+      w.recompute_attention = w.layer.attention;
       w.recompute_comm.add(1.0, 0.0, w.cp_layer_f, 0.0);
       break;
     case RecomputeMode::selective_op: {  // what torchtitan's op-level policy runs again (planner/selective_op.h)
       const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
       const OpTimes t = time_ops(rerun, c);
       w.recompute_layer = t.fwd;
+      w.recompute_gemm = t.gemm_fwd;
+      w.recompute_attention = t.attention;
       w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, backward_overlap));
       break;
     }
@@ -104,11 +110,15 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
       // each checkpointed region's last layer only up to its last save (early_stop.h).
       const LayerRecompute r = layer_recompute(s);
       w.recompute_layer = r.whole * w.layer.fwd;
+      w.recompute_gemm = r.whole * w.layer.gemm_fwd;
+      w.recompute_attention = r.whole * w.layer.attention;
       w.recompute_comm.add(r.whole, tp_rerun_f, w.cp_layer_f, w.ep_layer_f);
       if (r.stopped > 0) {
         const std::vector<Op> rerun = early_stop_rerun(g.layer);
         const OpTimes t = time_ops(rerun, c);
         w.recompute_layer += r.stopped * t.fwd;
+        w.recompute_gemm += r.stopped * t.gemm_fwd;
+        w.recompute_attention += r.stopped * t.attention;
         w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, backward_overlap));
       }
       break;
@@ -126,7 +136,20 @@ struct SlowestStage {
   double worst_f = 0, worst_b = 0, worst_compute = 0, worst_recompute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0;
   double worst_wgrad = 0;
   double worst_host_copy = 0;  // activation offload copies, both directions
+  double worst_gemm = 0, worst_attention = 0;  // of its compute and recompute
 };
+
+// The GEMM and attention time of one micro-batch on stage i of p.pp holding L layers, recompute included.
+std::pair<double, double> stage_gemm_and_attention(const LayerWork& w, int i, int pp, double L) {
+  double gemm = L * (w.layer.gemm_fwd + w.layer.gemm_bwd + w.recompute_gemm);
+  double attention = L * (w.layer.attention + w.layer.attention_bwd + w.recompute_attention);
+  for (const OpTimes* ends : {i == 0 ? &w.emb : nullptr, i == pp - 1 ? &w.head : nullptr}) {
+    if (!ends) continue;
+    gemm += ends->gemm_fwd + ends->gemm_bwd;
+    attention += ends->attention + ends->attention_bwd;
+  }
+  return {gemm, attention};
+}
 
 // Stage times per micro-batch: one StageTiming per stage into r.stages, and the slowest stage.
 SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) {
@@ -180,6 +203,7 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
       x.worst_ep = L * (ep_layer_f + ep_layer_b + rerun.ep);
       x.worst_wgrad = 0.5 * L * layer.gemm_bwd;
       x.worst_host_copy = 2 * L * w.host_copy;
+      std::tie(x.worst_gemm, x.worst_attention) = stage_gemm_and_attention(w, i, p.pp, L);
     }
   }
   return x;
@@ -291,11 +315,18 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     if (p.zero >= 1) r.dp_gather = Seconds(dp.gather + (p.zero >= 3 ? offload.gather_h2d : 0.0));
   }
 
-  const double optimizer = optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b, m);
+  const OptimizerTime optimizer_time =
+      optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b, m);
+  const double optimizer = optimizer_time.total();
 
   r.optimizer_step = Seconds(optimizer);
   r.compute = Seconds(m * x.worst_compute);
   r.recompute = Seconds(m * x.worst_recompute);
+  r.compute_by_kind.gemm = Seconds(m * x.worst_gemm);
+  r.compute_by_kind.attention = Seconds(m * x.worst_attention);
+  r.compute_by_kind.optimizer = Seconds(optimizer_time.update);
+  r.compute_by_kind.memory_bound = r.compute + r.recompute - r.compute_by_kind.gemm - r.compute_by_kind.attention +
+                                   Seconds(optimizer_time.weight_passes);
   r.exposed.tp = Seconds(m * x.worst_tp + step_end.tp);
   r.exposed.cp = Seconds(m * x.worst_cp);
   r.exposed.ep = Seconds(m * x.worst_ep);

@@ -18,6 +18,15 @@ struct ExposedComm {
   Seconds total() const { return tp + cp + ep + pp + dp + offload; }
 };
 
+// The slowest stage's compute, recompute and optimizer step by the kind of kernel that runs them (GPU time
+// over the step): GEMMs, the attention core (the fused kernel, or the unfused chain), the optimizer's update
+// and the memory-bound rest (norms, activations, residual adds, casts, the loss, FP8 quantization, FSDP's
+// copies, and the step's passes over weights and gradients: autocast's casts, gradient accumulation, DDP's
+// bucket copies). Sums to compute + recompute + optimizer.
+struct ComputeByKind {
+  Seconds gemm, attention, memory_bound, optimizer;
+};
+
 // Durations of one pipeline stage for ONE micro-batch (the simulator's task durations).
 struct StageTiming {
   Seconds forward;          // compute of the forward pass (embedding/head included on first/last stage), with
@@ -44,6 +53,7 @@ struct StepTime {
   Seconds optimizer;   // optimizer step (and offload transfers)
   Seconds overlap_contention;  // compute lost to the data-parallel collectives it hides (overlap_contention.h)
   ExposedComm exposed;  // communication on the critical path, per kind
+  ComputeByKind compute_by_kind;
   Seconds forward_per_micro_batch;   // slowest stage, one micro-batch (with its exposed comm)
   Seconds backward_per_micro_batch;  // likewise, recompute included
   int slowest_stage = 0;

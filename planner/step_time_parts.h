@@ -37,13 +37,20 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
                                     double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3);
 
-// Seconds of the optimizer step of `stage` (index `stage_index`), offload transfers and FP8 weight casts
-// included, with the step's per-micro-batch passes over the weights and gradients: autocast's casts and
-// the in-place gradient accumulation of `micro_batches` micro-batches. `bw`: the effective HBM bandwidth;
-// `offload`: the host transfers and CPU step (planner/offload_time.h); `backward_window`: the step's
-// backward time, which the gradient copies to the host overlap.
-double optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, const MemoryBreakdown& stage,
-                              int stage_index, double bw, const OffloadTimes& offload, double backward_window,
-                              double micro_batches);
+// The optimizer step of a stage: the update itself (its GPU kernels, or under offload the host's step and
+// the transfers the step waits for), and the step's memory-bound passes over the weights and gradients
+// beside it (autocast's casts, the in-place gradient accumulation, DDP's bucket copies, FP8 weight casts).
+struct OptimizerTime {
+  double update = 0;
+  double weight_passes = 0;
+  double total() const { return update + weight_passes; }
+};
+
+// The optimizer step of `stage` (index `stage_index`) over `micro_batches` micro-batches. `bw`: the effective
+// HBM bandwidth; `offload`: the host transfers and CPU step (planner/offload_time.h); `backward_window`: the
+// step's backward time, which the gradient copies to the host overlap.
+OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw,
+                                     const MemoryBreakdown& stage, int stage_index, double bw,
+                                     const OffloadTimes& offload, double backward_window, double micro_batches);
 
 }  // namespace tp
