@@ -84,6 +84,27 @@ std::string tile(const std::string& label, const std::string& value_html, const 
          "</div><div class=\"tile-note\">" + note + "</div></div>";
 }
 
+// The compute, recompute and optimizer step by kind of kernel (StepTime::compute_by_kind), as a share of
+// their sum: the GPU time a profiler would group the same way.
+std::string kernel_kind_tiles(const StepTime& t, TimeUnit u) {
+  const ComputeByKind& k = t.compute_by_kind;
+  const double sum = (k.gemm + k.attention + k.memory_bound + k.optimizer).value;
+  const struct {
+    const char* label;
+    const char* json;
+    Seconds value;
+  } kinds[] = {{"GEMM", "time.compute_by_kind.gemm", k.gemm},
+               {"attention", "time.compute_by_kind.attention", k.attention},
+               {"memory-bound", "time.compute_by_kind.memory_bound", k.memory_bound},
+               {"optimizer update", "time.compute_by_kind.optimizer", k.optimizer}};
+  std::string h = "<h3>GPU time by kernel</h3><div class=\"tiles\">";
+  for (const auto& kind : kinds) {
+    const std::string share = sum > 0 ? svg::num(100 * kind.value.value / sum, 1) + " % of compute, recompute and optimizer" : "";
+    h += tile(kind.label, json_number(kind.json, kind.value.value, format_fixed(kind.value.value * u.scale, 3) + " " + u.name), share);
+  }
+  return h + "</div>";
+}
+
 }  // namespace
 
 std::string step_section(const Scenario& s, const Plan& p) {
@@ -104,7 +125,8 @@ std::string step_section(const Scenario& s, const Plan& p) {
   h += "</div><figure>" + waterfall(t) +
        "<figcaption>Waterfall: each part of the step starts where the previous one ended; they add up to the "
        "step time. Slowest stage: " +
-       std::to_string(t.slowest_stage) + ".</figcaption></figure></section>";
+       std::to_string(t.slowest_stage) + ".</figcaption></figure>";
+  h += kernel_kind_tiles(t, u) + "</section>";
   return h;
 }
 

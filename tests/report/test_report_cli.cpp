@@ -126,6 +126,8 @@ TEST(ReportNumbers, PrintTheJsonValuesInTheirUnits) {
   EXPECT_EQ(shown_text(html, "time.step_seconds"), buf);
   std::snprintf(buf, sizeof buf, "%.1f MWh", j["run"]["energy_kwh"].get<double>() / 1000.0);
   EXPECT_EQ(shown_text(html, "run.energy_kwh"), buf);
+  std::snprintf(buf, sizeof buf, "%.3f s", j["time"]["compute_by_kind"]["gemm"].get<double>());
+  EXPECT_EQ(shown_text(html, "time.compute_by_kind.gemm"), buf);
 }
 
 TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
