@@ -68,18 +68,9 @@ inline TimeStats stats_of(double t) {
   return s;
 }
 
-inline Measurements synthetic_measurements(const SyntheticTruth& truth, double noise, unsigned seed = 12345) {
-  std::mt19937 rng(seed);
-  const ClusterSpec cl = dgx_h100();
-  const GpuSpec& gpu = cl.gpu;
-  Measurements m;
-  m.created = "2025-01-01T00:00:00Z";
-  m.device.name = "NVIDIA H100 80GB HBM3";
-  m.device.gpu_key = gpu.key;
-  m.device.count = 8;
-  m.clocks.sm_mhz_max = truth.sm_clock_mhz;
-  m.settings.suites = {"gemm", "attention", "memory", "collectives", "power"};
-  // GEMM: squares, skinny M, short K, and a few odd layer-like shapes.
+// The synthetic GEMMs: squares, skinny M, short K and a few layer-like shapes per truth dtype.
+inline void add_synthetic_gemms(Measurements& m, const SyntheticTruth& truth, const GpuSpec& gpu, double noise,
+                                std::mt19937& rng) {
   std::vector<GemmShape> shapes;
   for (std::int64_t d = 128; d <= 16384; d *= 2) shapes.push_back({d, d, d, 1});
   for (std::int64_t mm : {16, 64, 256, 1024, 4096}) shapes.push_back({mm, 8192, 8192, 1});
@@ -106,7 +97,11 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       m.items.push_back(x);
     }
   }
-  // Attention.
+}
+
+// Fused and unfused attention, forward and backward, over head dims, GQA ratios, masks and sequences.
+inline void add_synthetic_attention(Measurements& m, const SyntheticTruth& truth, const GpuSpec& gpu, double noise,
+                                    std::mt19937& rng) {
   const double peak16 = gpu.peak_for(Precision::bf16).value;
   for (std::int64_t d : {64, 128}) {
     for (int ratio : {1, 8}) {
@@ -142,7 +137,11 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       }
     }
   }
-  // Memory: copy/scale 2 arrays, triad 3, reduce 1 (bytes moved).
+}
+
+// Memory: copy/scale 2 arrays, triad 3, reduce 1 (bytes moved); and the launch latency.
+inline void add_synthetic_memory(Measurements& m, const SyntheticTruth& truth, const GpuSpec& gpu, double noise,
+                                 std::mt19937& rng) {
   const double bw = truth.memory_efficiency * gpu.memory_bandwidth.value;
   const std::pair<MeasuredOp, double> kinds[] = {
       {MeasuredOp::memory_copy, 2}, {MeasuredOp::memory_scale, 2}, {MeasuredOp::memory_triad, 3}, {MeasuredOp::memory_reduce, 1}};
@@ -163,7 +162,10 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
     x.time = stats_of(noisy(truth.launch, noise, rng));
     m.items.push_back(x);
   }
-  // Collectives: nccl-tests sizes 8 B .. 1 GiB.
+}
+
+// Collectives: nccl-tests sizes 8 B .. 1 GiB.
+inline void add_synthetic_collectives(Measurements& m, const SyntheticTruth& truth, double noise, std::mt19937& rng) {
   for (const auto& c : truth.collectives) {
     for (double s = 8; s <= 1024.0 * 1024 * 1024; s *= 2) {
       Measurement x;
@@ -180,8 +182,12 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       m.items.push_back(x);
     }
   }
-  // Power. The gemm phase's sustained rate draws its noise from its own generator, so the watts keep
-  // the draws they had before the rate was recorded.
+}
+
+// Power. The gemm phase's sustained rate draws its noise from its own generator, so the watts keep the
+// draws they had before the rate was recorded.
+inline void add_synthetic_power(Measurements& m, const SyntheticTruth& truth, double noise, std::mt19937& rng,
+                                unsigned seed) {
   std::mt19937 rate_rng(seed + 1);
   for (int i = 0; i < 3; ++i) {
     for (const auto& [phase, w] : {std::pair<const char*, double>{"idle", truth.idle_watts}, {"gemm", truth.gemm_watts},
@@ -196,6 +202,24 @@ inline Measurements synthetic_measurements(const SyntheticTruth& truth, double n
       m.items.push_back(x);
     }
   }
+}
+
+inline Measurements synthetic_measurements(const SyntheticTruth& truth, double noise, unsigned seed = 12345) {
+  std::mt19937 rng(seed);
+  const ClusterSpec cl = dgx_h100();
+  const GpuSpec& gpu = cl.gpu;
+  Measurements m;
+  m.created = "2025-01-01T00:00:00Z";
+  m.device.name = "NVIDIA H100 80GB HBM3";
+  m.device.gpu_key = gpu.key;
+  m.device.count = 8;
+  m.clocks.sm_mhz_max = truth.sm_clock_mhz;
+  m.settings.suites = {"gemm", "attention", "memory", "collectives", "power"};
+  add_synthetic_gemms(m, truth, gpu, noise, rng);
+  add_synthetic_attention(m, truth, gpu, noise, rng);
+  add_synthetic_memory(m, truth, gpu, noise, rng);
+  add_synthetic_collectives(m, truth, noise, rng);
+  add_synthetic_power(m, truth, noise, rng, seed);
   return m;
 }
 
