@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
-#include <utility>
 
 #include "comm_time.h"
 #include "early_stop.h"
@@ -139,18 +137,6 @@ struct SlowestStage {
   double worst_gemm = 0, worst_attention = 0;  // of its compute and recompute
 };
 
-// The GEMM and attention time of one micro-batch on stage i of p.pp holding L layers, recompute included.
-std::pair<double, double> stage_gemm_and_attention(const LayerWork& w, int i, int pp, double L) {
-  double gemm = L * (w.layer.gemm_fwd + w.layer.gemm_bwd + w.recompute_gemm);
-  double attention = L * (w.layer.attention + w.layer.attention_bwd + w.recompute_attention);
-  for (const OpTimes* ends : {i == 0 ? &w.emb : nullptr, i == pp - 1 ? &w.head : nullptr}) {
-    if (!ends) continue;
-    gemm += ends->gemm_fwd + ends->gemm_bwd;
-    attention += ends->attention + ends->attention_bwd;
-  }
-  return {gemm, attention};
-}
-
 // Stage times per micro-batch: one StageTiming per stage into r.stages, and the slowest stage.
 SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) {
   const OpTimes& layer = w.layer;
@@ -167,15 +153,16 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
     double f = L * (layer.fwd + copy_f + tp_layer_f + cp_layer_f + ep_layer_f + w.host_copy);
     double bwd = L * (layer.bwd + copy_b + tp_layer_b + cp_layer_b + ep_layer_b + recompute_layer + recompute_comm + w.host_copy);
     double compute = L * (layer.fwd + layer.bwd + copy_f + copy_b);
-    if (i == 0) {
-      f += w.emb.fwd;
-      bwd += w.emb.bwd;
-      compute += w.emb.fwd + w.emb.bwd;
-    }
-    if (i == p.pp - 1) {
-      f += w.head.fwd;
-      bwd += w.head.bwd;
-      compute += w.head.fwd + w.head.bwd;
+    // Of compute and recompute, the GEMMs' and the attention core's (StepTime::compute_by_kind).
+    double gemm = L * (layer.gemm_fwd + layer.gemm_bwd + w.recompute_gemm);
+    double attention = L * (layer.attention + layer.attention_bwd + w.recompute_attention);
+    for (const OpTimes* end : {i == 0 ? &w.emb : nullptr, i == p.pp - 1 ? &w.head : nullptr}) {
+      if (!end) continue;  // the embedding on the first stage, the head on the last
+      f += end->fwd;
+      bwd += end->bwd;
+      compute += end->fwd + end->bwd;
+      gemm += end->gemm_fwd + end->gemm_bwd;
+      attention += end->attention + end->attention_bwd;
     }
     x.sum += f + bwd;
     StageTiming st;
@@ -203,7 +190,8 @@ SlowestStage stage_loop(const ParallelSpec& p, const LayerWork& w, StepTime& r) 
       x.worst_ep = L * (ep_layer_f + ep_layer_b + rerun.ep);
       x.worst_wgrad = 0.5 * L * layer.gemm_bwd;
       x.worst_host_copy = 2 * L * w.host_copy;
-      std::tie(x.worst_gemm, x.worst_attention) = stage_gemm_and_attention(w, i, p.pp, L);
+      x.worst_gemm = gemm;
+      x.worst_attention = attention;
     }
   }
   return x;
