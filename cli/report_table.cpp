@@ -192,8 +192,10 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   print_estimate_table(out, s, p.estimate);
   const StepTime& t = p.time;
   auto ms = [](Seconds x) { return format_fixed(x.value * 1e3, 1); };
-  // Milliseconds matter for a step; past hours a unit reads better than a long number of seconds.
-  const std::string step = t.step.value < 1e4 ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
+  // Milliseconds matter for a step; below 10 ms and past hours a unit reads better than "0.000 s" or a long
+  // number of seconds.
+  const bool in_seconds = t.step.value >= 1e-2 && t.step.value < 1e4;
+  const std::string step = in_seconds ? format_fixed(t.step.value, 3) + " s" : format_seconds(t.step.value);
   out << "\n  Step time   " << step << "  (profile: " << hw.name << ", slowest stage "
       << t.slowest_stage << ")\n";
   if (const double scale = tensor_time_scale(s.cluster, hw); scale != 1.0) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "format_units.h"
+#include "tests/test_support.h"
 
 namespace tp {
 namespace {
@@ -41,6 +42,29 @@ TEST(FormatUnits, SecondsPickAReadableUnit) {
   // The 3.7e10 s step: 1172.5 years; and 3.7e20 s -> 1.17e13 years, scientific.
   EXPECT_EQ(format_seconds(3.7e10), "1172.5 years");
   EXPECT_EQ(format_seconds(3.7e20), "1.17e+13 years");
+}
+
+// evaluate's step line keeps three decimals of seconds from 10 ms up, and below that takes a smaller unit:
+// GPT-2 124M on one GPU at 128 tokens per micro-batch steps in a few milliseconds, which "0.004 s" would
+// print with one significant digit.
+TEST(FormatUnits, ShortStepsPrintInMilliseconds) {
+  const test::RunResult r = test::run_trainplan(
+      "evaluate --set model=gpt2-124m --set parallel.tp=1 --set parallel.pp=1 --set training.sequence_length=128 "
+      "--set training.micro_batch=1 --set training.global_batch=64");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::size_t at = r.output.find("Step time   ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+  EXPECT_NE(line.find(" ms  (profile"), std::string::npos) << line;
+  EXPECT_EQ(line.find("0.00"), std::string::npos) << line;
+  // The built-in scenario's step, seconds long, keeps its three decimals.
+  const test::RunResult d = test::run_trainplan("evaluate");
+  ASSERT_EQ(d.exit_code, 0) << d.output;
+  const std::size_t d_at = d.output.find("Step time   ");
+  ASSERT_NE(d_at, std::string::npos);
+  const std::string d_line = d.output.substr(d_at, d.output.find('\n', d_at) - d_at);
+  EXPECT_NE(d_line.find(" s  (profile"), std::string::npos) << d_line;
+  EXPECT_EQ(d_line.find(" ms  (profile"), std::string::npos) << d_line;
 }
 
 TEST(FormatUnits, MicroBatchesAgreeInNumber) {
