@@ -136,14 +136,13 @@ void check_tensor_parallel(const Scenario& s, Collector& c) {
   if (m.heads % p.tp != 0) {
     c.add("parallel.tp", "model.heads", "tp (" + num(p.tp) + ") must divide heads (" + num(m.heads) + ")");
   }
-  if (p.tp <= m.kv_heads && m.kv_heads % p.tp != 0) {
+  // Every framework here splits the KV heads over the TP ranks and none replicates them: Megatron-Core
+  // divide(num_query_groups, world_size) (transformer/attention.py), Megatron-DeepSpeed alike, torchtitan's
+  // and Hugging Face's colwise k/v projections viewed as whole heads of head_dim.
+  if (m.kv_heads % p.tp != 0) {
     c.add("parallel.tp", "model.kv_heads",
-          "tp (" + num(p.tp) + ") must divide kv_heads (" + num(m.kv_heads) + ")");
-  }
-  if (p.tp > m.kv_heads && p.tp % m.kv_heads != 0) {
-    c.add("parallel.tp", "model.kv_heads",
-          "tp (" + num(p.tp) + ") above kv_heads (" + num(m.kv_heads) +
-              ") must be a multiple of it (KV heads are replicated)");
+          "tp (" + num(p.tp) + ") must divide kv_heads (" + num(m.kv_heads) +
+              "): each TP rank holds whole KV heads (none of the frameworks replicates them)");
   }
   const long long ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
   if (ffn % p.tp != 0) {
@@ -214,8 +213,8 @@ void check_batch(const Scenario& s, Collector& c) {
   }
 }
 
-// The query and key/value heads one TP rank holds (KV heads are replicated above tp), and whether an
-// all-to-all over `ranks` can give each rank whole heads of both.
+// The query and key/value heads one TP rank holds, and whether an all-to-all over `ranks` can give each rank
+// whole heads of both.
 struct TpRankHeads {
   long long q = 0, kv = 0;
   bool split_over(int ranks) const { return q % ranks == 0 && kv % ranks == 0; }
@@ -223,7 +222,7 @@ struct TpRankHeads {
 
 TpRankHeads tp_rank_heads(const Scenario& s) {
   const long long tp = s.parallel.tp;
-  return {s.model.heads / tp, std::max(1LL, static_cast<long long>(s.model.kv_heads) / tp)};
+  return {s.model.heads / tp, s.model.kv_heads / tp};
 }
 
 // Hierarchical context parallelism (Megatron-Core --cp-comm-type a2a+p2p with

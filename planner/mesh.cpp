@@ -43,7 +43,7 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
   const long long seq = s.training.sequence_length;
   const int tp_max = o.tp_within_node ? s.cluster.gpus_per_node : static_cast<int>(gpus);
   for (int tp = 1; tp <= tp_max && tp <= m.heads; tp *= 2) {
-    if (m.heads % tp != 0 || gpus % tp != 0) continue;
+    if (m.heads % tp != 0 || m.kv_heads % tp != 0 || gpus % tp != 0) continue;
     for (int pp = 1; pp <= m.layers; ++pp) {
       if (m.layers % pp != 0 && !pow2(pp)) continue;
       if (gpus % (static_cast<long long>(tp) * pp) != 0) continue;

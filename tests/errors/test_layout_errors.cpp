@@ -36,12 +36,16 @@ TEST(LayoutErrors, TpMustDivideKvHeads) {
   EXPECT_TRUE(fails_at(y.str(), "tp: 4", 4, "parallel.tp", {"must divide kv_heads (6)", "model.kv_heads"}));
 }
 
-// tp above kv_heads replicates KV heads, which needs tp to be a multiple of kv_heads.
-TEST(LayoutErrors, TpAboveKvHeadsMustBeAMultiple) {
+// No framework replicates KV heads over TP ranks (Megatron-Core's divide(num_query_groups, world_size)):
+// tp = 4 above kv_heads = 2, a multiple of it, is refused as well, and the same model loads at tp = 2.
+TEST(LayoutErrors, TpAboveKvHeadsIsRefused) {
   Yaml y;
-  y.model = "{layers: 4, hidden: 1536, heads: 24, kv_heads: 3, ffn_hidden: 4096, vocab: 32000}";
+  y.model = "{layers: 4, hidden: 1536, heads: 24, kv_heads: 2, ffn_hidden: 4096, vocab: 32000}";
   y.parallel = "{tp: 4, pp: 2}";
-  EXPECT_TRUE(fails_with(y.str(), {"parallel.tp: ", "multiple", "model.kv_heads"}));
+  EXPECT_TRUE(fails_at(y.str(), "tp: 4", 4, "parallel.tp",
+                       {"must divide kv_heads (2)", "whole KV heads", "model.kv_heads"}));
+  y.parallel = "{tp: 2, pp: 2}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
 }
 
 TEST(LayoutErrors, KvHeadsMustDivideHeads) {
