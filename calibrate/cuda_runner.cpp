@@ -225,6 +225,9 @@ void run_case(Measurement x, CaseContext& c, Measurements& m) {
   }
   try {
     measure_case(x, c);
+    // The clock as the timed calls end: a power-capped GPU settles lower during a long case than its
+    // burst clock, which the fit scales out of the GEMM and attention times (docs/calibration.md).
+    x.sm_mhz = cuda::Nvml::instance().sample(c.device).sm_mhz;
     m.items.push_back(x);
   } catch (const cuda::OutOfMemory& e) {
     m.skipped.push_back({x.op, x.label, shape_text(x), e.what()});

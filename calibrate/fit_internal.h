@@ -36,6 +36,13 @@ double planner_time(Collective c, double bytes, const GroupShape& g, const Clust
 // The fused records the profile describes: "cudnn" when the file has cuDNN ones, else "" (all fused).
 std::string fused_attention_algorithm(const Measurements& m);
 
+// The profile's clock (fit_clock.cpp): the highest SM clock sampled while busy, over the run and at the end of
+// each GEMM and attention case, else the device's maximum (MHz).
+double busy_clock_mhz(const Measurements& m);
+// `m` with the GEMM and attention cases timed below `clock_mhz` scaled to it (times x clock_time_scale,
+// rates / it), and a note when any was.
+Measurements at_profile_clock(const Measurements& m, double clock_mhz, std::vector<std::string>& notes);
+
 // The family fitters, each in its own file.
 void fit_gemm(const Measurements& m, const FitOptions& o, FitResult& r);           // fit_gemm.cpp
 void fit_attention(const Measurements& m, const FitOptions& o, FitResult& r);      // fit_attention.cpp

@@ -42,11 +42,12 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   r.profile.gpu = gpu.key;
   r.provenance = {m.device.name, m.software.driver, m.software.cuda_runtime, m.software.cublas, m.software.cudnn,
                   m.created, utc_now_iso8601(), options.sources};
-  // The clock the bursts ran at: the highest SM clock sampled while busy, else the device's maximum.
-  const double clock_mhz = m.clocks.sm_mhz_max > 0 ? m.clocks.sm_mhz_max : m.device.sm_clock_max_mhz;
+  // The clock the bursts ran at; the GEMM and attention cases that ended below it are fitted as at it.
+  const double clock_mhz = busy_clock_mhz(m);
   if (clock_mhz > 0) r.profile.clock_hz = clock_mhz * 1e6;
-  fit_gemm(m, options, r);
-  fit_attention(m, options, r);
+  const Measurements at_clock = at_profile_clock(m, clock_mhz, r.report.notes);
+  fit_gemm(at_clock, options, r);
+  fit_attention(at_clock, options, r);
   fit_memory(m, options, r);
   fit_launch(m, r);
   fit_kernel_classes(m, options, r);

@@ -86,6 +86,12 @@ double attention_flops(const Measurement& m) {
 
 bool is_attention(MeasuredOp op) { return op == MeasuredOp::attention_forward || op == MeasuredOp::attention_backward; }
 
+double clock_time_scale(const Measurement& x, double clock_mhz) {
+  const bool tensor_core = x.op == MeasuredOp::gemm || is_attention(x.op);
+  if (!tensor_core || x.sm_mhz <= 0 || clock_mhz <= 0 || x.sm_mhz >= clock_mhz) return 1.0;
+  return x.sm_mhz / clock_mhz;
+}
+
 Collective collective_of(MeasuredOp op) {
   switch (op) {
     case MeasuredOp::all_gather: return Collective::all_gather;

@@ -105,6 +105,9 @@ struct Measurement {
   int samples = 0;    // power: NVML samples taken
   std::string algorithm;  // cuBLASLt algorithm, cuDNN engine, NCCL ...
   std::string note;
+  // The SM clock NVML reported as the case's timed calls ended, MHz (0: not sampled, or a file from before
+  // 2026-11-30). The fit scales GEMM and attention times to the profile's clock by it.
+  double sm_mhz = 0;
 };
 
 // A case that did not run (out of memory, unsupported dtype or shape, no NCCL ...): never a crash.
@@ -195,6 +198,10 @@ double nccl_test_bytes(Collective c, double requested_bytes, int ranks, double e
 // fit"): 4·b·h·s_q·s_kv·d forward, halved for a fused causal kernel (it skips the masked blocks; the
 // unfused path computes the whole score matrix), twice that for backward.
 double attention_flops(const Measurement& m);
+// A GEMM or attention case's time at its own clock over its time at `clock_mhz`: its `sm_mhz` / `clock_mhz`
+// when it ended below that clock (a tensor-core kernel's time follows the SM clock), else 1 (not sampled,
+// and the families bound by bandwidth or latency). The fit and `calibrate check` state cases at one clock by it.
+double clock_time_scale(const Measurement& x, double clock_mhz);
 
 // Elements a memory-kernel measurement runs over: rows x cols of its main tensor (AdamW: its parameters).
 inline double kernel_elements(const Measurement& m) { return static_cast<double>(m.rows) * static_cast<double>(m.cols); }

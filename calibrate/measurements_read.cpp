@@ -167,6 +167,7 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
   if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) m.rate = r.number("rate", 0, false, 0.0);
   m.algorithm = r.string("algorithm", "");
   m.note = r.string("note", "");
+  m.sm_mhz = r.number("sm_mhz", 0, false, 0.0);  // absent before 2026-11-30
   r.finish();
   return m;
 }

@@ -60,6 +60,7 @@ json measurement_json(const Measurement& m) {
   if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) j["rate"] = m.rate;
   if (!m.algorithm.empty()) j["algorithm"] = m.algorithm;
   if (!m.note.empty()) j["note"] = m.note;
+  if (m.sm_mhz > 0) j["sm_mhz"] = m.sm_mhz;
   return j;
 }
 

@@ -48,7 +48,8 @@ void gemm_points(const Measurements& m, const HardwareProfile& hw, const GpuSpec
     p.dtype = to_string(it.dtype);
     p.shape = shape_text(it);
     p.flops = it.gemm.flops();
-    p.measured = p.flops / it.time.median / peak;
+    // Stated at the profile's clock, as the fit states it (a case that ended below it ran that much slower).
+    p.measured = p.flops / (it.time.median * clock_time_scale(it, hw.clock_hz * 1e-6)) / peak;
     p.fitted = predicted > 0 ? p.flops / predicted / peak : 0;
     p.held_out = family_size[it.dtype] >= 6 && held_out(in_family, holdout);
     v.gemm.push_back(p);
@@ -63,7 +64,7 @@ void attention_views(const Measurements& m, const HardwareProfile& hw, const Gpu
     if (peak <= 0) continue;
     const std::string what = it.impl == AttentionImpl::unfused ? "unfused"
                              : it.op == MeasuredOp::attention_forward ? "fused forward" : "fused backward";
-    eff[what].push_back(attention_flops(it) / (it.time.median * peak));
+    eff[what].push_back(attention_flops(it) / (it.time.median * clock_time_scale(it, hw.clock_hz * 1e-6) * peak));
     predicted[what].push_back(profile_attention_efficiency(hw, gpu, it));
   }
   for (const char* what : {"fused forward", "fused backward", "unfused"}) {

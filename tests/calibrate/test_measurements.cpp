@@ -37,6 +37,7 @@ Measurements one_of_each() {
   g.time = {1.25e-4, 1.26e-4, 1.2e-4, 1.4e-4, 1.21e-4, 1.33e-4, 3.1e-6, 42, true};
   g.rate = 4.1e14;
   g.algorithm = "algo 23 tile 128x256";
+  g.sm_mhz = 1755;  // the clock as its timed calls ended
   m.items.push_back(g);
   Measurement a;
   a.op = MeasuredOp::attention_backward;
@@ -106,6 +107,8 @@ TEST(MeasurementsFile, RoundTripsEveryField) {
   EXPECT_EQ(g.time.p90, 1.33e-4);
   EXPECT_EQ(g.time.reps, 42);
   EXPECT_EQ(g.algorithm, m.items[0].algorithm);
+  EXPECT_EQ(g.sm_mhz, 1755);
+  EXPECT_EQ(r.items[1].sm_mhz, 0);  // not sampled: absent from the file, read as 0
   EXPECT_EQ(r.items[1].impl, AttentionImpl::unfused);
   EXPECT_EQ(r.items[1].attention.kv_heads, 8);
   EXPECT_TRUE(r.items[1].attention.causal);
@@ -197,6 +200,8 @@ TEST(MeasurementsFile, UnknownKeyAndBadValues) {
             "meas.json: measurements[0].time.median: must be positive");
   EXPECT_EQ(error_of(with_item(R"({"op": "all_reduce", "dtype": "fp32", "shape": {"bytes": 8, "ranks": 2, "nodes": 4}, "time": {"median": 1e-5}})")),
             "meas.json: measurements[0].shape.nodes: more nodes (4) than ranks (2)");
+  EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-5}, "sm_mhz": -5})")),
+            "meas.json: measurements[0].sm_mhz: must be at least 0.000000, got -5.000000");
   EXPECT_EQ(error_of(with_item(R"({"op": "power", "phase": "busy", "watts": 3})")),
             "meas.json: measurements[0].phase: expected idle, gemm or memory, got 'busy'");
 }

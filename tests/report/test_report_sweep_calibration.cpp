@@ -98,6 +98,28 @@ TEST(ReportCalibration, ChartsOfSyntheticMeasurements) {
   EXPECT_NE(sec.find("R<sup>2</sup>"), std::string::npos);
 }
 
+// The same cases timed as if they had ended at 1,400 MHz of the 1,950 the file's other cases held (times x
+// 1950 / 1400, each with its `sm_mhz`): the chart states them at the profile's clock, as the fit does
+// (calibrate/fit_clock.cpp), so the bars are the truth again, not 50.32 x 1400 / 1950 = 36.13.
+TEST(ReportCalibration, CasesBelowTheClockAreDrawnAtIt) {
+  const test::SyntheticTruth truth;
+  Measurements m = test::synthetic_measurements(truth, 0.0);
+  for (Measurement& x : m.items) {
+    if (!is_attention(x.op)) continue;
+    x.time = test::stats_of(x.time.median * truth.sm_clock_mhz / 1400.0);
+    x.sm_mhz = 1400.0;
+  }
+  const fs::path meas = fs::path(::testing::TempDir()) / "trainplan-report-throttled-measurements.json";
+  write_measurements(m, meas.string());
+  const fs::path out = test::temp_html("throttled-calibration");
+  const test::RunResult r = test::run_trainplan("report --measurements " + test::quoted(meas.string()) + " -o " +
+                                                test::quoted(out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto svgs = test::charts(test::section(test::read_text(out), "calibration"));
+  ASSERT_EQ(svgs.size(), 4u);
+  EXPECT_NE(svgs[2].find("measured 50.32, profile 50.32"), std::string::npos) << svgs[2];
+}
+
 TEST(ReportCalibration, BadMeasurementsFileWritesNothing) {
   const fs::path meas = fs::path(::testing::TempDir()) / "trainplan-report-bad-measurements.json";
   std::ofstream(meas) << "{\"schema\": \"trainplan-measurements/1\", \"items\": 3}";
