@@ -131,6 +131,16 @@ void add_rotary(std::vector<Op>& L, const Sizes& x) {
   L.push_back(rope);
 }
 
+// PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py, `_templated_ring_attention`
+// and its backward, with `_cp_options.convert_to_f32`): the attention core's merges of per-block outputs and
+// its fp32 gradient accumulators. Its bytes are the attention output's in fp32, s x q x 4; op_times.cpp counts
+// the passes per ring step (docs/model.md §15, "Context-parallel exchanges").
+Op ring_merge_op(const Sizes& x) {
+  Op merge = elementwise_op("cp_ring_merge", Block::attention, 0.0, TpSplit::tp, x.s * x.q_dim * 4.0);
+  merge.kind = OpKind::cp_ring_merge;
+  return merge;
+}
+
 // Bias-dropout-add into the residual stream closing a block: reads two tensors, writes one (and the mask).
 Op residual_op(const char* name, Block block, const Sizes& x) {
   Op op = elementwise_op(name, block, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask));
@@ -155,8 +165,9 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
     L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.head_norm));
   }
   if (m.position == Position::rope) add_rotary(L, x);
-  add_cp_exchanges(L, s * 2.0 * kv_dim * bpv, s * 2.0 * q_dim * bpv);
+  add_cp_exchanges(L, s * 2.0 * kv_dim * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * kv_dim * 4.0);
   add_attention_core(L, x);
+  L.push_back(ring_merge_op(x));
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
   L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
                       s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));

@@ -17,7 +17,10 @@
 
 namespace tp {
 
-enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss, collective };
+// cp_ring_merge: PyTorch's ring attention around the attention core under context parallelism (its per-block
+// output merges and gradient accumulations in fp32), timed only with cp > 1 and parallel.cp_comm
+// ring_all_gather (planner/op_times.cpp).
+enum class OpKind { gemm, attention_core, norm, elementwise, embedding, loss, collective, cp_ring_merge };
 enum class Block { embedding, attention, mlp, head, step };  // step: collectives of a stage or of the step
 
 // What an op is in the layer code where its kind does not say it. The kernel rules of eager code and of

@@ -68,7 +68,7 @@ void add_head_all_to_alls(std::vector<Op>& ops, const char* kv_name, const char*
 
 }  // namespace
 
-void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
+void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo, double kv_fp32) {
   const auto cp = CommGroup::cp;
   add_kv_ring(ops, "cp_kv_exchange", cp, CommWhen::cp_p2p, kv);
   collective_op(ops, "cp_kv_all_gather", Block::attention, cp, CommOverlap::none, CommBytes::sequence, kv, TpSplit::tp,
@@ -82,7 +82,7 @@ void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo) {
                 CommBytes::sequence, kv, TpSplit::tp, one(Collective::all_gather), one(Collective::all_gather))
       .comm.when = CommWhen::cp_ring_all_gather;
   Op& grads = collective_op(ops, "cp_kv_grad_exchange", Block::attention, cp, CommOverlap::attention_core,
-                            CommBytes::activations, kv, TpSplit::tp, kNone, one(Collective::send_recv));
+                            CommBytes::activations, kv_fp32, TpSplit::tp, kNone, one(Collective::send_recv));
   grads.comm.per_peer = true;
   grads.comm.when = CommWhen::cp_ring_all_gather;
   add_head_all_to_alls(ops, "cp_kv_all_to_all", "cp_qo_all_to_all", cp, CommWhen::cp_a2a, kv, qo);

@@ -30,10 +30,11 @@ void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
 //    before the attention and of its output after; in the backward of dO, then dQ, dK, dV; none overlapped;
 //  ring_all_gather (torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention with
 //    the default _AllGatherRotater): K and V all-gathered once per pass, hidden behind the local block's
-//    attention only; the backward passes dK/dV round the ring (_AllToAllRotater), c - 1 sends of the chunk;
+//    attention only; the backward passes dK/dV round the ring (_AllToAllRotater), c - 1 sends of the chunk in
+//    fp32 (its accumulators' dtype under convert_to_f32): `kv_fp32`, the K/V bytes at 4 B per element;
 //  a2a+p2p (Megatron-Core --hierarchical-context-parallel-sizes a c/a): a2a's all-to-alls within the inner
 //    a ranks (CommGroup::cp_inner), then p2p's ring across the c/a groups (CommGroup::cp_outer).
-void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo);
+void add_cp_exchanges(std::vector<Op>& ops, double kv, double qo, double kv_fp32);
 
 // Expert parallelism: the routed tokens (`routed` = top_k x s x h bytes) go to their experts (dispatch)
 // and come back (combine) with one all-to-all each, forward and backward (Lepikhin et al. 2021, GShard

@@ -110,6 +110,30 @@ PassTimes kernel_class_op_time(const Op& op, const OpTimeContext& c, double laun
   return {fwd, bwd};
 }
 
+// PyTorch's ring attention around the core (OpKind::cp_ring_merge), per micro-batch on the ring's slowest
+// rank, the last, where every block after the first is a whole merge; counted from
+// torch/distributed/tensor/experimental/_attention.py with convert_to_f32 (docs/model.md §15,
+// "Context-parallel exchanges"). Eq: the rank's attention-output elements; Ekv: those of K (as many of V).
+//   forward  (38 (c - 1) + 12) Eq + 8 c Ekv bytes: each later block's output cast to fp32 (6 B) and merged,
+//            out - sigmoid(lse_b - lse) (out - out_b) (32 B); the first cast and the final cast back (12 B);
+//            K and V made contiguous and concatenated for the rotation (8 B a step);
+//   backward (10 c + 10) Eq + (50 c + 14) Ekv: fp32 accumulators zeroed (4 B); per step dQ += (10 B), dK and
+//            dV added into their accumulators' first half and concatenated again (26 B), concatenated in fp32
+//            for the ring (16 B), K and V concatenated (8 B); K and V made contiguous, the casts back (6 B).
+// Compiled (training.compile) a block's cast and merge fuse into one pass that reads the fp32 output and the
+// block's and writes the output: 10 B instead of 38 (the backward's accumulations are single kernels already).
+// About six kernels a step forward, seven backward, at the generic memory efficiency.
+PassTimes ring_merge_time(const Op& op, const OpTimeContext& c, double launch) {
+  if (c.cp <= 1 || cp_comm_of(c.s.parallel, c.s.training.framework) != CpComm::ring_all_gather) return {};
+  const double steps = c.cp;
+  const ModelSpec& m = c.s.model;
+  const double eq = op.bytes_moved / 4.0 * c.b / c.cp / c.tp;
+  const double ekv = eq * static_cast<double>(m.kv_heads) / static_cast<double>(m.heads);
+  const double merge = c.s.training.compile ? 10.0 : 38.0;
+  return {((merge * (steps - 1) + 12) * eq + 8 * steps * ekv) / c.bw + 6 * steps * launch,
+          ((10 * steps + 10) * eq + (50 * steps + 14) * ekv) / c.bw + 7 * steps * launch};
+}
+
 }  // namespace
 
 OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
@@ -141,6 +165,10 @@ OpTimes time_ops(const std::vector<Op>& ops, const OpTimeContext& c) {
         break;
       }
       case OpKind::collective: break;  // timed from the communication entries (planner/comm_time.h)
+      case OpKind::cp_ring_merge: {
+        t.attention_core_fwd += add(ring_merge_time(op, c, launch)).fwd;  // rerun with the core it merges
+        break;
+      }
       default: {
         if (op.bytes_moved <= 0 && op.saved_bytes <= 0) break;
         if (op.kernel_class >= 0) {

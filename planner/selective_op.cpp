@@ -76,6 +76,8 @@ SelectiveOpCheckpoint selective_op_checkpoint(const Scenario& s, const OpGraph& 
         c.kept.push_back(cached(op.name, op.block, seq * static_cast<double>(m.heads * m.head_dim) * bpv, TpSplit::tp));
         c.kept.push_back(cached("attention_logsumexp", op.block, static_cast<double>(m.heads) * seq * 4.0, TpSplit::tp));
         break;
+      case OpKind::cp_ring_merge:  // inside the SDPA call the policy saves (the context-parallel ring's merges)
+        break;
       case OpKind::collective:
         c.rerun.push_back(rerun_collective(op));
         if (sp && op.comm.group == CommGroup::tp && op.comm.forward_sp.kind == Collective::reduce_scatter &&

@@ -110,13 +110,46 @@ TEST(CpComm, TheRingHidesEachPassBehindOneBlock) {
 TEST(CpComm, PyTorchsRotationHidesTheGatherBehindTheLocalBlock) {
   // torch's _AllGatherRotater gathers K and V at the first block and waits at the second: the gather
   // (the 33,554,432 B of the whole sequence) hides behind 1/8 of the attention, in each pass; the
-  // backward's dK/dV go round the ring, 7 sends behind the other 7/8.
+  // backward's dK/dV go round the ring in their fp32 accumulators (convert_to_f32), 7 sends of
+  // 1,024 x 2 x 1,024 x 4 B = 8,388,608 B (88.9 us) behind the other 7/8.
   const Scenario s = test::scenario(kCp8, {"parallel.cp_comm=ring_all_gather"});
   const double a = attention_forward(s);
   const double gather = ring(8192.0 * 2 * 1024 * 2);
+  const double grad_send = kAlpha + 8192.0 / kRanks * 2 * 1024 * 4 / kBeta;
   const double forward = std::max(0.0, gather - a / 8);
-  const double backward = std::max(0.0, gather - 2 * a / 8) + std::max(0.0, 7 * kChunkSend - 7.0 / 8.0 * 2 * a);
+  const double backward = std::max(0.0, gather - 2 * a / 8) + std::max(0.0, 7 * grad_send - 7.0 / 8.0 * 2 * a);
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (forward + backward), 1e-12);
+}
+
+// PyTorch's ring attention merges each block's output into an fp32 accumulator and accumulates the gradients
+// in fp32 (torch/distributed/tensor/experimental/_attention.py, convert_to_f32; planner/op_times.cpp). By hand
+// for the slowest rank of the 8, per layer and micro-batch: Eq = 1,024 tokens x 4,096 = 4,194,304 output
+// elements, Ekv = 1,024 x 1,024 = 1,048,576; eager, forward (38 x 7 + 12) Eq + 8 x 8 Ekv = 278 Eq + 64 Ekv =
+// 1,233,125,376 B, backward (10 x 8 + 10) Eq + (50 x 8 + 14) Ekv = 90 Eq + 414 Ekv = 811,597,824 B, at the
+// profile's effective bandwidth, with 6 x 8 and 7 x 8 launches. Compiled, a block's merge is one 10-B pass:
+// forward (10 x 7 + 12) Eq + 64 Ekv. The other exchanges run no merge.
+TEST(CpComm, PyTorchsRingMergesInFp32) {
+  const Scenario s = test::scenario(kCp8, {"parallel.cp_comm=ring_all_gather"});
+  const HardwareProfile hw = simple_profile(s);
+  const double bw = s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency, launch = hw.kernel_launch.value;
+  const double eq = 1024.0 * 4096, ekv = 1024.0 * 1024;
+  auto layer_times = [&](const Scenario& x) {
+    const OpGraph g = build_op_graph(x.model, x.training, x.parallel.tp);
+    const OpTimeContext c{x, hw, x.parallel.tp, x.parallel.cp, false, 1.0, x.cluster.gpu.peak_for(Precision::bf16).value,
+                          attention_peak(x.cluster.gpu, Precision::bf16).value, bw};
+    return time_ops(g.layer, c);
+  };
+  const OpTimes ring_times = layer_times(s);
+  const OpTimes p2p_times = layer_times(test::scenario(kCp8, {"parallel.cp_comm=p2p"}));
+  EXPECT_NEAR(ring_times.fwd - p2p_times.fwd, (278 * eq + 64 * ekv) / bw + 48 * launch, 1e-12);
+  EXPECT_NEAR(ring_times.bwd - p2p_times.bwd, (90 * eq + 414 * ekv) / bw + 56 * launch, 1e-12);
+  const OpTimes compiled = layer_times(test::scenario(kCp8, {"parallel.cp_comm=ring_all_gather", "training.framework=pytorch", "training.compile=true"}));
+  const OpTimes compiled_p2p = layer_times(test::scenario(kCp8, {"parallel.cp_comm=p2p", "training.framework=pytorch", "training.compile=true"}));
+  EXPECT_NEAR(compiled.fwd - compiled_p2p.fwd, (82 * eq + 64 * ekv) / bw + 48 * launch, 1e-12);
+  // Without context parallelism the op runs nothing.
+  const Scenario no_cp = test::scenario(kCp8, {"parallel.cp=1", "cluster.gpus_per_node=1", "parallel.cp_comm=ring_all_gather"});
+  const Scenario no_cp_p2p = test::scenario(kCp8, {"parallel.cp=1", "cluster.gpus_per_node=1", "parallel.cp_comm=p2p"});
+  EXPECT_EQ(layer_times(no_cp).fwd, layer_times(no_cp_p2p).fwd);
 }
 
 TEST(CpComm, HierarchicalAllToAllThenRing) {
