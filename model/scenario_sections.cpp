@@ -184,6 +184,13 @@ void read_attention(MapReader& r, TrainingSpec& t) {
                                  "set flash_attention: true or remove the key");
     }
   }
+  if (r.has("repeat_kv")) {
+    t.repeat_kv = r.boolean("repeat_kv", false);
+    if (*t.repeat_kv && (t.framework == Framework::megatron || t.framework == Framework::deepspeed)) {
+      r.fail("repeat_kv", std::string("is a setting of eager PyTorch model code; ") + to_string(t.framework) +
+                              "'s attention takes grouped K and V");
+    }
+  }
   t.attention_unpad = r.boolean("attention_unpad", t.attention_unpad);
   if (t.attention_unpad && !t.flash_attention) {
     r.fail("attention_unpad", "unpads Q, K, V around a fused attention kernel's variable-length entry point, but "

@@ -36,6 +36,8 @@ LayerCode default_layer_code(Framework f) { return f == Framework::megatron ? La
 
 LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(default_layer_code(t.framework)); }
 
+bool repeat_kv_of(const TrainingSpec& t) { return t.repeat_kv.value_or(t.framework == Framework::fsdp); }
+
 CpComm cp_comm_of(const ParallelSpec& p, Framework f) {
   switch (f) {
     case Framework::megatron: return p.cp_comm.value_or(CpComm::p2p);

@@ -219,6 +219,9 @@ struct TrainingSpec {
   // pad_input around flash_attn_varlen_func: llm-foundry's attn_impl flash, Hugging Face's
   // flash_attention_2 with a padding mask). docs/model.md §20, "Unpadded attention".
   bool attention_unpad = false;
+  // training.repeat_kv as given; absent: the framework's (repeat_kv_of). The model code repeats each K and V
+  // head to the query heads it serves before the attention (GQA, MQA).
+  std::optional<bool> repeat_kv;
   Framework framework = Framework::megatron;
   // training.layer_code as given; absent: the framework's own (layer_code_of).
   std::optional<LayerCode> layer_code;
@@ -260,6 +263,11 @@ double parameter_bytes(const TrainingSpec& t);
 LayerCode default_layer_code(Framework f);
 // The layer code a scenario runs: training.layer_code, or the framework's default.
 LayerCode layer_code_of(const TrainingSpec& t);
+// Whether the model code repeats K and V to the query heads before the attention: training.repeat_kv, else
+// `fsdp`'s torchtitan Llama (models/llama/model.py `repeat_kv`; IBM's foundation-model-stack expands alike)
+// does; Hugging Face's SDPA attention passes grouped K/V (enable_gqa), Megatron and DeepSpeed run fused
+// kernels that take them grouped.
+bool repeat_kv_of(const TrainingSpec& t);
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;

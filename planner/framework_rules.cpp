@@ -357,6 +357,7 @@ SavedTensorRules saved_tensor_rules(const TrainingSpec& t, const ModelSpec& m) {
   SavedTensorRules r;
   r.fp8_recipe = t.fp8_recipe;
   r.attention_unpad = t.attention_unpad;
+  r.repeat_kv = repeat_kv_of(t);
   const double bpv = stored_bytes(t.precision);
   if (layer_code_of(t) == LayerCode::fused) apply_fused_saved(r, t, m, bpv);
   else apply_eager_saved(r, t, m, bpv);

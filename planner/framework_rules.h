@@ -297,6 +297,7 @@ struct SavedTensorRules {
   double casts_after_activation = 0;  // autocast cast of an fp32 activation output before fc2
 
   bool attention_unpad = false;  // training.attention_unpad: the unpad/pad copies around the attention core
+  bool repeat_kv = false;        // repeat_kv_of: K and V repeated to the query heads before the attention
 
   // FP8 training: the scaling recipe the quantization kernels follow (op_graph_kernels.h).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;

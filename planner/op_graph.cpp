@@ -40,6 +40,7 @@ struct Sizes {
   Precision precision;
   bool flash_attention;
   double s, h, a, q_dim, kv_dim;
+  double kv_attention;  // the width of K (as of V) the attention reads: q_dim when the code repeats them (repeat_kv)
   double bpv;   // bytes per stored value in the training precision
   double mask;  // dropout masks are 1 byte per element (0 without dropout)
   // Communication entries sit beside the compute ops: TP collectives after each block's norm (input
@@ -54,8 +55,10 @@ Sizes sizes_of(const ModelSpec& m, std::int64_t seq, Precision precision, bool f
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   const double bpv = stored_bytes(precision);
-  return Sizes{m, r, precision, flash_attention, s, h, a, a * static_cast<double>(m.head_dim),
-               static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim), bpv, m.dropout ? 1.0 : 0.0, s * h * bpv};
+  const double q_dim = a * static_cast<double>(m.head_dim);
+  const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  const double kv_attention = r.repeat_kv ? q_dim : kv_dim;
+  return Sizes{m, r, precision, flash_attention, s, h, a, q_dim, kv_dim, kv_attention, bpv, m.dropout ? 1.0 : 0.0, s * h * bpv};
 }
 
 // training.attention_unpad (docs/model.md §20, "Unpadded attention"): flash-attn's bert_padding around
@@ -92,7 +95,7 @@ void add_sequence_dim_copy(std::vector<Op>& L, Block block, const Sizes& x) {
 // the s x s scores.
 void add_attention_core(std::vector<Op>& L, const Sizes& x) {
   const ModelSpec& m = x.m;
-  const double s = x.s, a = x.a, q_dim = x.q_dim, kv_dim = x.kv_dim, bpv = x.bpv;
+  const double s = x.s, a = x.a, q_dim = x.q_dim, kv_dim = x.kv_attention, bpv = x.bpv;
   Op core;
   core.name = "attention_core";
   core.kind = OpKind::attention_core;
@@ -131,6 +134,17 @@ void add_rotary(std::vector<Op>& L, const Sizes& x) {
   L.push_back(rope);
 }
 
+// K and V repeated to the query heads before the attention (repeat_kv_of: torchtitan's Llama `repeat_kv`,
+// torch.unsqueeze(x, 3).expand(...).reshape(...), which copies): reads both, writes them q_dim wide; its backward
+// sums each head's copies back (reads the wide gradients, writes the narrow ones), as many bytes. The attention
+// then keeps and reads the wide ones (add_attention_core, x.kv_attention).
+Op repeat_kv_op(const Sizes& x) {
+  Op repeat = elementwise_op("repeat_kv", Block::attention, 0.0, TpSplit::tp,
+                             x.s * 2.0 * (x.kv_dim + x.kv_attention) * x.bpv);
+  repeat.backward_share = 1.0;
+  return repeat;
+}
+
 // PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py, `_templated_ring_attention`
 // and its backward, with `_cp_options.convert_to_f32`): the attention core's merges of per-block outputs and
 // its fp32 gradient accumulators. Its bytes are the attention output's in fp32, s x q x 4; op_times.cpp counts
@@ -165,7 +179,9 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
     L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.head_norm));
   }
   if (m.position == Position::rope) add_rotary(L, x);
-  add_cp_exchanges(L, s * 2.0 * kv_dim * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * kv_dim * 4.0);
+  if (x.kv_attention > kv_dim) L.push_back(repeat_kv_op(x));
+  const double kv_read = x.kv_attention;  // what the attention and the context-parallel ring move
+  add_cp_exchanges(L, s * 2.0 * kv_read * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * kv_read * 4.0);
   add_attention_core(L, x);
   L.push_back(ring_merge_op(x));
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.

@@ -80,6 +80,11 @@ def fsdp_setup(run, tr, par, notes):
     if fam in ("fmsfsdp", "nemo-automodel"):
         tr["compile"] = True
         notes.append("torch.compile on (fms-fsdp numbers are post-compile; AutoModel recipe compile: true)")
+    if fam == "nemo-automodel":
+        tr["repeat_kv"] = False
+        notes.append("repeat_kv false: AutoModel trains Hugging Face transformers models, whose SDPA attention "
+                     "passes grouped K/V to torch's SDPA (integrations/sdpa_attention.py, use_gqa_in_sdpa: "
+                     "enable_gqa with torch >= 2.5); torchtitan's and fms' own Llama repeat them")
     if fam == "fmsfsdp":
         tr["optimizer_kernel"] = "foreach"
         notes.append("optimizer: torch.optim.AdamW(model.parameters(), lr, betas=(0.9, 0.95), weight_decay=0.1) "

@@ -51,5 +51,19 @@ TEST(AttentionKernelErrors, UnpadNeedsAFusedKernel) {
   EXPECT_TRUE(test::scenario(y.str()).training.attention_unpad);
 }
 
+// training.repeat_kv is a setting of eager PyTorch model code: Megatron's and DeepSpeed's attention takes grouped
+// K and V, so `true` is refused at the key naming the framework; `false` is what they do and loads.
+TEST(AttentionKernelErrors, RepeatKvBelongsToEagerModelCode) {
+  Yaml y;
+  y.training = kTraining + "repeat_kv: true}";
+  EXPECT_TRUE(fails_at(y.str(), "true}", 0, "training.repeat_kv", {"eager PyTorch model code", "megatron"}));
+  y.training = kTraining + "framework: deepspeed, repeat_kv: true}";
+  EXPECT_TRUE(fails_at(y.str(), "true}", 0, "training.repeat_kv", {"deepspeed"}));
+  y.training = kTraining + "repeat_kv: false}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+  y.training = kTraining + "framework: pytorch, repeat_kv: maybe}";
+  EXPECT_TRUE(fails_at(y.str(), "maybe}", 0, "training.repeat_kv", {"expected true or false"}));
+}
+
 }  // namespace
 }  // namespace tp
