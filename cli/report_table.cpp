@@ -115,7 +115,9 @@ void print_setup(std::ostream& out, const Scenario& s, const Estimate& e) {
   if (s.model.moe.enabled() && s.training.moe_dispatcher == MoeDispatcher::deepep) out << ", DeepEP dispatch";
   out << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off")
-      << (s.training.attention_unpad ? " (unpadded)" : "") << "; batch "
+      << (s.training.attention_unpad ? " (unpadded)" : "")
+      << (repeat_kv_of(s.training) && s.model.kv_heads < s.model.heads ? ", K/V repeated to the query heads" : "")
+      << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "
       << format_micro_batches(e.micro_batches) << " per replica\n\n";

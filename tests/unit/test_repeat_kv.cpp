@@ -5,6 +5,8 @@
 // Oracles by hand below, for 32 query heads and 8 KV heads of 128 (q_dim 4,096, kv_dim 1,024), s = 4,096, bf16.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +77,20 @@ TEST(RepeatKv, TheStepPaysTheCopy) {
   // Per layer 2 s (q - kv) bpv = 50,331,648 B more kept, on each of the 2 layers.
   EXPECT_NEAR(a.estimate.memory.activations.value - b.estimate.memory.activations.value, 2 * 2 * 4096.0 * 3072 * 2,
               1.0);
+}
+
+// evaluate says so: the JSON's attention.repeat_kv and the table's training line, for the FSDP example (Llama
+// 3.1 70B, 64 query and 8 KV heads), and not once the scenario says false.
+TEST(RepeatKv, EvaluateSaysSo) {
+  const std::string example = test::source_path("scenarios/examples/llama3.1-70b-hsdp-256xh100.yaml");
+  for (const auto& [set, repeated] : {std::pair{std::string(), true}, std::pair{std::string(" --set training.repeat_kv=false"), false}}) {
+    const test::RunResult json = test::run_trainplan("evaluate " + ("'" + example + "'") + set + " --format json");
+    ASSERT_EQ(json.exit_code, 0) << json.output;
+    EXPECT_EQ(nlohmann::json::parse(json.output).at("attention").at("repeat_kv").get<bool>(), repeated);
+    const test::RunResult table = test::run_trainplan("evaluate " + ("'" + example + "'") + set);
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_EQ(table.output.find("K/V repeated to the query heads") != std::string::npos, repeated) << table.output;
+  }
 }
 
 }  // namespace
