@@ -180,8 +180,8 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   }
   if (m.position == Position::rope) add_rotary(L, x);
   if (x.kv_attention > kv_dim) L.push_back(repeat_kv_op(x));
-  const double kv_read = x.kv_attention;  // what the attention and the context-parallel ring move
-  add_cp_exchanges(L, s * 2.0 * kv_read * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * kv_read * 4.0);
+  // The context-parallel exchanges move K and V as wide as the attention reads them.
+  add_cp_exchanges(L, s * 2.0 * x.kv_attention * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * x.kv_attention * 4.0);
   add_attention_core(L, x);
   L.push_back(ring_merge_op(x));
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
