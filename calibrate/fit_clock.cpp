@@ -10,7 +10,7 @@ namespace tp::fit_detail {
 double busy_clock_mhz(const Measurements& m) {
   double highest = m.clocks.sm_mhz_max;
   for (const Measurement& x : m.items) {
-    if (x.op == MeasuredOp::gemm || is_attention(x.op)) highest = std::max(highest, x.sm_mhz);
+    if (follows_sm_clock(x)) highest = std::max(highest, x.sm_mhz);
   }
   return highest > 0 ? highest : m.device.sm_clock_max_mhz;
 }

@@ -86,9 +86,10 @@ double attention_flops(const Measurement& m) {
 
 bool is_attention(MeasuredOp op) { return op == MeasuredOp::attention_forward || op == MeasuredOp::attention_backward; }
 
+bool follows_sm_clock(const Measurement& x) { return x.op == MeasuredOp::gemm || is_attention(x.op); }
+
 double clock_time_scale(const Measurement& x, double clock_mhz) {
-  const bool tensor_core = x.op == MeasuredOp::gemm || is_attention(x.op);
-  if (!tensor_core || x.sm_mhz <= 0 || clock_mhz <= 0 || x.sm_mhz >= clock_mhz) return 1.0;
+  if (!follows_sm_clock(x) || x.sm_mhz <= 0 || clock_mhz <= 0 || x.sm_mhz >= clock_mhz) return 1.0;
   return x.sm_mhz / clock_mhz;
 }
 

@@ -198,6 +198,8 @@ double nccl_test_bytes(Collective c, double requested_bytes, int ranks, double e
 // fit"): 4·b·h·s_q·s_kv·d forward, halved for a fused causal kernel (it skips the masked blocks; the
 // unfused path computes the whole score matrix), twice that for backward.
 double attention_flops(const Measurement& m);
+// GEMM and attention cases: tensor-core kernels whose time follows the SM clock.
+bool follows_sm_clock(const Measurement& x);
 // A GEMM or attention case's time at its own clock over its time at `clock_mhz`: its `sm_mhz` / `clock_mhz`
 // when it ended below that clock (a tensor-core kernel's time follows the SM clock), else 1 (not sampled,
 // and the families bound by bandwidth or latency). The fit and `calibrate check` state cases at one clock by it.
