@@ -268,6 +268,8 @@ LayerCode layer_code_of(const TrainingSpec& t);
 // does; Hugging Face's SDPA attention passes grouped K/V (enable_gqa), Megatron and DeepSpeed run fused
 // kernels that take them grouped.
 bool repeat_kv_of(const TrainingSpec& t);
+// The K (and V) heads the attention reads: the query heads when the code repeats them, else the model's KV heads.
+inline int attention_kv_heads(const ModelSpec& m, bool repeat_kv) { return repeat_kv ? m.heads : m.kv_heads; }
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;

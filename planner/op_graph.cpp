@@ -57,7 +57,7 @@ Sizes sizes_of(const ModelSpec& m, std::int64_t seq, Precision precision, bool f
   const double bpv = stored_bytes(precision);
   const double q_dim = a * static_cast<double>(m.head_dim);
   const double kv_dim = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
-  const double kv_attention = r.repeat_kv ? q_dim : kv_dim;
+  const double kv_attention = static_cast<double>(attention_kv_heads(m, r.repeat_kv)) * static_cast<double>(m.head_dim);
   return Sizes{m, r, precision, flash_attention, s, h, a, q_dim, kv_dim, kv_attention, bpv, m.dropout ? 1.0 : 0.0, s * h * bpv};
 }
 

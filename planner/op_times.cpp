@@ -128,7 +128,7 @@ PassTimes ring_merge_time(const Op& op, const OpTimeContext& c, double launch) {
   const double steps = c.cp;
   const ModelSpec& m = c.s.model;
   const double eq = op.bytes_moved / 4.0 * c.b / c.cp / c.tp;
-  const double ekv = repeat_kv_of(c.s.training) ? eq : eq * static_cast<double>(m.kv_heads) / static_cast<double>(m.heads);
+  const double ekv = eq * static_cast<double>(attention_kv_heads(m, repeat_kv_of(c.s.training))) / static_cast<double>(m.heads);
   const double merge = c.s.training.compile ? 10.0 : 38.0;
   return {((merge * (steps - 1) + 12) * eq + 8 * steps * ekv) / c.bw + 6 * steps * launch,
           ((10 * steps + 10) * eq + (50 * steps + 14) * ekv) / c.bw + 7 * steps * launch};
