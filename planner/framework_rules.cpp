@@ -9,7 +9,8 @@ namespace {
 //   Transformer Engine layernorm_linear.py / megatron/core/fusions/fused_bias_gelu.py, fused_bias_swiglu.py
 //   (fused norm+GEMM and activation kernels: one pass each), tensor_parallel/cross_entropy.py (fp32 loss).
 // - deepspeed: deepspeed/runtime/zero/stage_1_and_2.py and stage3.py (fp32 partitions of parameters and
-//   Adam states, gradient partitions kept across steps); the layer code is the user's PyTorch model,
+//   Adam states, gradient partitions kept across steps), runtime/bf16_optimizer.py (the fp32 gradient
+//   accumulator of bf16 below ZeRO-2); the layer code is the user's PyTorch model,
 //   usually Hugging Face transformers (https://huggingface.co/docs/transformers/deepspeed), eager by default;
 //   Megatron-DeepSpeed's fused Megatron layer is training.layer_code: fused.
 // - fsdp: torch/distributed/fsdp/_fully_shard (FSDP2: sharded fp32 parameters, MixedPrecisionPolicy
@@ -39,6 +40,9 @@ const FrameworkRules kRules[] = {
      .zero3_reuse_distance = 1e9,
      .reduce_every_micro_batch = true,
      .reduce_every_micro_batch_from_zero = 2,
+     .accumulates_gradients_in_place = true,
+     .in_place_accumulation_max_zero = 1,
+     .casts_gradients_to_fp32_accumulator = true,
      .recompute_regathers = true,
      .host_gradient_copy_blocks = true,
      .zero3_persistence_threshold = 1e5,

@@ -72,10 +72,20 @@ struct FrameworkRules {
   // kernel per parameter tensor: torch autograd's AccumulateGrad (`variable.grad += new_grad`,
   // torch/csrc/autograd/functions/accumulate_grad.h) for plain PyTorch; FSDP1's
   // `_saved_grad_shard += sharded_grad` (_runtime_utils.py _accumulate_sharded_grad) and FSDP2's sharded
-  // gradient accumulation for FSDP, on the sharded gradients. Megatron accumulates inside the weight
-  // gradient GEMM (gradient_accumulation_fusion: main_grad is the GEMM's C with beta 1); DeepSpeed's
-  // partition accumulation is not modelled.
+  // gradient accumulation for FSDP, on the sharded gradients; DeepSpeed below ZeRO-2 (autograd into the
+  // 16-bit .grad, or the fp32 accumulator below). Megatron accumulates inside the weight gradient GEMM
+  // (gradient_accumulation_fusion: main_grad is the GEMM's C with beta 1).
   bool accumulates_gradients_in_place = false;
+  // The highest ZeRO stage at which the in-place accumulation above holds. DeepSpeed at ZeRO-2 and 3
+  // reduces every micro-batch into gradient partitions (stage_1_and_2.py, stage3.py): not modelled.
+  int in_place_accumulation_max_zero = 3;
+  // 16-bit parameters with fp32 gradients (grad_precision fp32) accumulate in a separate fp32 buffer: after
+  // each micro-batch's backward every 16-bit gradient is cast to fp32 and added to it (a cast kernel and
+  // an add kernel per tensor). DeepSpeed (engine.py _configure_optimizer: bf16 with fp32 accumulation at
+  // ZeRO 0 or 1 runs BF16_Optimizer) bf16_optimizer.py _update_hp_grad, `hp_grad.add_(lp.grad.to(fp32))`
+  // after every micro-batch, pipe/engine.py _exec_backward_pass included; fp16 at ZeRO-1:
+  // stage_1_and_2.py fill_grad_accum_attribute, the first micro-batch's gradient only cast.
+  bool casts_gradients_to_fp32_accumulator = false;
   // Full recompute runs the forward hooks again, so the recompute forward gathers every module anew
   // (DeepSpeed's per-submodule fetch; FSDP's recompute reuses the backward's gather of the unit).
   bool recompute_regathers = false;

@@ -65,6 +65,19 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
   return kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, extra, 8.0 * tensors).value;
 }
 
+// FrameworkRules::casts_gradients_to_fp32_accumulator: each micro-batch's 16-bit gradients cast to fp32
+// (read 2, write 4 B per parameter) and added to the fp32 accumulator (read 4 + 4, write 4 B), a kernel of
+// each per parameter tensor. DeepSpeed's BF16_Optimizer (bf16) does both in every micro-batch, also in a
+// step of one; its ZeRO-1 optimizer (fp16) only casts the first micro-batch's gradient.
+double fp32_accumulator_seconds(const Scenario& s, const HardwareProfile& hw, double params, double micro_batches,
+                                double tensors) {
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double adds = s.training.precision == Precision::fp16 ? micro_batches - 1.0 : micro_batches;
+  const double cast = kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_fp32, 6.0 * params, tensors).value;
+  const double add = kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 12.0 * params, tensors).value;
+  return micro_batches * cast + adds * add;
+}
+
 // Gradient accumulation (FrameworkRules::accumulates_gradients_in_place): every micro-batch after the
 // first adds its gradients to those kept so far, `grad += new` (read 2, write 1 gradient element), one
 // flat elementwise kernel per parameter tensor, over the gradients the GPU keeps (sharded with ZeRO >= 2, but
@@ -72,12 +85,18 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
 double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                      double params, double micro_batches) {
   const ParallelSpec& p = s.parallel;
-  if (!framework_rules(s.training.framework).accumulates_gradients_in_place || micro_batches <= 1) return 0.0;
+  const FrameworkRules& fw = framework_rules(s.training.framework);
+  if (!fw.accumulates_gradients_in_place || p.zero > fw.in_place_accumulation_max_zero) return 0.0;
+  const double tensors = parameter_tensors(g, p, stage_index);
+  if (fw.casts_gradients_to_fp32_accumulator && s.training.grad_precision == Precision::fp32 &&
+      parameter_bytes(s.training) == 2.0) {
+    return fp32_accumulator_seconds(s, hw, params, micro_batches, tensors);
+  }
+  if (micro_batches <= 1) return 0.0;
   // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
   const bool unsharded = accumulates_unsharded_gradients(s);
   const double kept = p.zero >= 2 && !unsharded ? params / p.shard_ranks() : params;
   const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : kept_gradient_bytes(s));
-  const double tensors = parameter_tensors(g, p, stage_index);
   return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
 }
 

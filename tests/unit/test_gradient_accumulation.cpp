@@ -3,7 +3,11 @@
 //   (`grad += new`: read 2, write 1 element), one flat elementwise kernel per parameter tensor;
 // - autocast casts the fp32 weights to 16 bits in every forward (and again in a recompute) and the weight
 //   gradients back to fp32 in every backward (its cache lives for one autocast region);
-// - Megatron accumulates inside the weight-gradient GEMM (gradient_accumulation_fusion): nothing extra.
+// - Megatron accumulates inside the weight-gradient GEMM (gradient_accumulation_fusion): nothing extra;
+// - DeepSpeed below ZeRO-2 with fp32 gradients casts each micro-batch's 16-bit gradients to fp32 (read 2,
+//   write 4 B) and adds them to its fp32 accumulator (read 4 + 4, write 4 B), one kernel of each per
+//   tensor: bf16_optimizer.py _update_hp_grad after every micro-batch; stage_1_and_2.py
+//   fill_grad_accum_attribute (fp16 at ZeRO-1), the first micro-batch's gradient only cast.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -103,6 +107,58 @@ TEST(GradientAccumulation, FsdpAddsIntoItsFp32ShardsWhateverTheReduceDtype) {
   const double one_add = 12.0 * shard / r.bandwidth + 195.0 * r.latency;  // 195 tensors, as above
   EXPECT_NEAR(optimizer("bf16", 32) - optimizer("bf16", 8), 3.0 * one_add, 1e-12);
   EXPECT_NEAR(optimizer("bf16", 32), optimizer("fp32", 32), 1e-15);
+}
+
+// DeepSpeed at ZeRO-1 over 8 GPUs (llama2-7b, 195 parameter tensors as above).
+const char* kDeepSpeed =
+    "model: llama2-7b\n"
+    "cluster: {preset: dgx-h100, nodes: 1}\n"
+    "training: {framework: deepspeed, sequence_length: 1024, micro_batch: 1, optimizer_kernel: fused}\n"
+    "parallel: {tp: 1, pp: 1, dp: 8, zero: 1}\n";
+
+double deepspeed_optimizer(std::vector<std::string> sets, int micro_batches) {
+  sets.push_back("training.global_batch=" + std::to_string(8 * micro_batches));
+  const Scenario s = test::scenario(kDeepSpeed, sets);
+  return make_plan(s, profile_for(s)).time.optimizer.value;
+}
+
+struct Fp32Accumulator {
+  double cast = 0, add = 0;  // one micro-batch's cast to fp32 and add into the accumulator [s]
+};
+
+Fp32Accumulator fp32_accumulator(const std::string& precision) {
+  const Scenario s = test::scenario(kDeepSpeed, {"training.precision=" + precision, "training.grad_precision=fp32"});
+  const HardwareProfile hw = profile_for(s);
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);  // whole gradients below ZeRO-2
+  const double cast_latency = kernel_class_seconds(hw, gpu, KernelClass::cast_to_fp32, 0.0, 0.0).value;
+  const Rates r = residual_add_rates(s, hw);
+  return {6.0 * p / kernel_class_bandwidth(hw, gpu, KernelClass::cast_to_fp32, 0.0) + 195.0 * cast_latency,
+          12.0 * p / r.bandwidth + 195.0 * r.latency};
+}
+
+TEST(GradientAccumulation, DeepSpeedBf16CastsAndAddsEveryMicroBatchIntoFp32) {
+  const Fp32Accumulator a = fp32_accumulator("bf16");
+  const std::vector<std::string> fp32_grads = {"training.precision=bf16", "training.grad_precision=fp32"};
+  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 4) - deepspeed_optimizer(fp32_grads, 1), 3.0 * (a.cast + a.add), 1e-12);
+  EXPECT_GT(a.cast + a.add, 10e-3);  // 6.7 B parameters, 18 B each: ~50 ms per micro-batch on an H100
+  // With one micro-batch BF16_Optimizer still casts and adds, where fp16's ZeRO-1 optimizer only casts (the
+  // step itself is the same: fp32 master, states and gradients either way).
+  const std::vector<std::string> fp16 = {"training.precision=fp16", "training.grad_precision=fp32"};
+  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 1) - deepspeed_optimizer(fp16, 1), a.add, 1e-12);
+}
+
+TEST(GradientAccumulation, DeepSpeedWith16BitGradientsAccumulatesThroughAutograd) {
+  const Scenario s = test::scenario(kDeepSpeed, {"training.precision=bf16"});
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double one_add = 6.0 * static_cast<double>(estimate(s).parameters_per_gpu) / r.bandwidth + 195.0 * r.latency;
+  EXPECT_NEAR(deepspeed_optimizer({}, 4) - deepspeed_optimizer({}, 1), 3.0 * one_add, 1e-12);
+}
+
+TEST(GradientAccumulation, DeepSpeedGradientPartitionsAreNotModelled) {
+  // ZeRO-2: the gradients are reduced every micro-batch into partitions; no in-place pass is counted.
+  const std::vector<std::string> zero2 = {"parallel.zero=2", "training.grad_precision=fp32"};
+  EXPECT_DOUBLE_EQ(deepspeed_optimizer(zero2, 4), deepspeed_optimizer(zero2, 1));
 }
 
 }  // namespace
