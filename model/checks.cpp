@@ -193,6 +193,18 @@ void check_schedule(const Scenario& s, Collector& c) {
     c.add("parallel.vpp", "parallel.schedule",
           "vpp = " + num(p.vpp) + " needs schedule: interleaved (schedule is " + to_string(p.schedule) + ")");
   }
+  // DeepSpeed's pipeline engine runs one schedule, its TrainSchedule (deepspeed/runtime/pipe/schedule.py:
+  // 1F1B), and asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" (pipe/engine.py).
+  if (s.training.framework != Framework::deepspeed || p.pp < 2) return;
+  if (p.schedule != Schedule::one_f_one_b) {
+    c.add("parallel.schedule", "training.framework",
+          std::string("DeepSpeed's pipeline engine runs 1F1B only (schedule is ") + to_string(p.schedule) +
+              "); set schedule: 1f1b");
+  }
+  if (p.zero >= 2) {
+    c.add("parallel.zero", "training.framework",
+          "DeepSpeed's pipeline engine refuses ZeRO-" + num(p.zero) + " with pp = " + num(p.pp) + "; set zero: 0 or 1");
+  }
 }
 
 // Batch.

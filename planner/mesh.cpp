@@ -61,9 +61,11 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
           // Schedules: 1F1B and ZB-H1 with one chunk; interleaved with v chunks when the layers divide, or
           // divide with the embedding and the output layer each counted as one (first and last stage one
           // layer lighter, as Llama 3 405B: 126 layers, pp 16, docs/model.md §7).
+          // DeepSpeed's pipeline engine: 1F1B with ZeRO 0 or 1 only (model/checks.cpp, check_schedule).
+          const bool deepspeed_pipeline = s.training.framework == Framework::deepspeed && pp > 1;
           struct Sched { Schedule schedule; int vpp; };
           std::vector<Sched> schedules = {{Schedule::one_f_one_b, 1}};
-          if (pp > 1) {
+          if (pp > 1 && !deepspeed_pipeline) {
             schedules.push_back({Schedule::gpipe, 1});
             schedules.push_back({Schedule::zb_h1, 1});
             for (int v = 2; v <= o.max_vpp; ++v) {
@@ -73,7 +75,7 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
             }
           }
           for (const Sched& sc : schedules) {
-            for (int zero = 0; zero <= (pp == 1 ? 3 : 2); ++zero) {
+            for (int zero = 0; zero <= (pp == 1 ? 3 : deepspeed_pipeline ? 1 : 2); ++zero) {
               const LayoutChoice base{tp, pp, cp, ep, sc.vpp, sc.schedule, zero};
               add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch);
               if (node_shard > 0 && shards_in_groups(s.training.framework, zero)) {

@@ -48,6 +48,25 @@ TEST(LayoutErrors, TpAboveKvHeadsIsRefused) {
   EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
 }
 
+// DeepSpeed's pipeline engine runs its TrainSchedule (1F1B) only and asserts "ZeRO-2 and ZeRO-3 are
+// incompatible with pipeline parallelism" (deepspeed/runtime/pipe/schedule.py, pipe/engine.py). Megatron
+// takes both, and DeepSpeed takes ZeRO-2 without a pipeline.
+TEST(LayoutErrors, DeepSpeedPipelinesRun1F1BBelowZero2) {
+  Yaml y;
+  y.training = "{framework: deepspeed, sequence_length: 4096, global_batch: 64, micro_batch: 1}";
+  y.parallel = "{tp: 2, pp: 2, schedule: interleaved, vpp: 2}";
+  EXPECT_TRUE(fails_at(y.str(), "schedule: interleaved", 10, "parallel.schedule", {"1F1B only", "training.framework"}));
+  y.parallel = "{tp: 2, pp: 2, zero: 2}";
+  EXPECT_TRUE(fails_at(y.str(), "zero: 2", 6, "parallel.zero", {"refuses ZeRO-2 with pp = 2", "training.framework"}));
+  for (const char* accepted : {"{tp: 2, pp: 2, zero: 1}", "{tp: 2, pp: 1, zero: 2}"}) {
+    y.parallel = accepted;
+    EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+  }
+  y.training = "{framework: megatron, sequence_length: 4096, global_batch: 64, micro_batch: 1}";
+  y.parallel = "{tp: 2, pp: 2, schedule: interleaved, vpp: 2, zero: 2}";
+  EXPECT_FALSE(load_error(y.str()).thrown) << load_error(y.str()).what;
+}
+
 TEST(LayoutErrors, KvHeadsMustDivideHeads) {
   Yaml y;
   y.model = "{preset: llama3.1-8b, kv_heads: 6}";

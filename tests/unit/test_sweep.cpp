@@ -65,6 +65,20 @@ TEST(SweepAuto, EveryChoiceIsValidAndUnique) {
   }
 }
 
+// DeepSpeed's pipeline engine runs 1F1B below ZeRO-2 (model/checks.cpp): its auto layouts with pp > 1 keep
+// to that, and still offer pipelines.
+TEST(SweepAuto, DeepSpeedPipelinesAre1F1BBelowZero2) {
+  Scenario s = test::scenario(kSmall, {"training.framework=deepspeed"});
+  int pipelined = 0;
+  for (const auto& c : auto_layouts(s)) {
+    if (c.pp == 1) continue;
+    ++pipelined;
+    EXPECT_EQ(c.schedule, Schedule::one_f_one_b);
+    EXPECT_LE(c.zero, 1);
+  }
+  EXPECT_GT(pipelined, 0);
+}
+
 std::vector<FastAxis> axes_of(const std::vector<std::pair<std::string, std::string>>& kv) {
   std::vector<FastAxis> out;
   for (const auto& [k, v] : kv) {
