@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 
 #include "format_units.h"
+#include "plan.h"
 #include "tests/test_support.h"
 
 namespace tp {
@@ -65,6 +68,30 @@ TEST(FormatUnits, ShortStepsPrintInMilliseconds) {
   const std::string d_line = d.output.substr(d_at, d.output.find('\n', d_at) - d_at);
   EXPECT_NE(d_line.find(" s  (profile"), std::string::npos) << d_line;
   EXPECT_EQ(d_line.find(" ms  (profile"), std::string::npos) << d_line;
+}
+
+// evaluate's optimizer figure names the part of it that is passes over the weights and gradients beside the
+// update: plain PyTorch adds 3 later micro-batches' gradients in place (test_gradient_accumulation.cpp). The
+// printed part is the plan's optimizer time less its update, in ms; Megatron (accumulation inside the GEMM)
+// prints the figure bare.
+TEST(FormatUnits, OptimizerFigureNamesItsWeightAndGradientPasses) {
+  const std::string yaml =
+      "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+      "training: {framework: pytorch, sequence_length: 1024, micro_batch: 1, global_batch: 4, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, zero: 0}\n";
+  const std::string path = ::testing::TempDir() + "optimizer_passes.yaml";
+  std::ofstream(path) << yaml;
+  const Scenario s = test::scenario(yaml);
+  const StepTime t = make_plan(s, profile_for(s)).time;
+  char expected[96];
+  std::snprintf(expected, sizeof expected, "optimizer %.1f ms (%.1f of it passes over weights and gradients)",
+                1e3 * t.optimizer.value, 1e3 * (t.optimizer - t.compute_by_kind.optimizer).value);
+  const test::RunResult r = test::run_trainplan("evaluate " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  const test::RunResult m = test::run_trainplan("evaluate " + path + " --set training.framework=megatron");
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  EXPECT_EQ(m.output.find("of it passes"), std::string::npos) << m.output;
 }
 
 TEST(FormatUnits, MicroBatchesAgreeInNumber) {
