@@ -229,6 +229,16 @@ double kept_gradient_bytes(const Scenario& s) {
   return sharded_parameter_bytes(t);
 }
 
+bool accumulates_into_fp32_copy(const Scenario& s) {
+  const FrameworkRules& fw = framework_rules(s.training.framework);
+  return fw.casts_gradients_to_fp32_accumulator && s.parallel.zero <= fw.in_place_accumulation_max_zero &&
+         s.training.grad_precision == Precision::fp32 && parameter_bytes(s.training) == 2.0;
+}
+
+bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s) {
+  return accumulates_into_fp32_copy(s) && s.training.precision != Precision::fp16;
+}
+
 double sharded_parameter_bytes(const TrainingSpec& t) {
   const double master = master_bytes(t);
   return master > 0 ? master : parameter_bytes(t);

@@ -215,6 +215,16 @@ inline bool accumulates_unsharded_gradients(const Scenario& s) {
          s.micro_batches() > 1;
 }
 
+// Whether the gradients accumulate in a separate fp32 copy (FrameworkRules::casts_gradients_to_fp32_accumulator):
+// 16-bit parameters with fp32 gradients at a ZeRO stage whose accumulation is modelled.
+bool accumulates_into_fp32_copy(const Scenario& s);
+
+// DeepSpeed's BF16_Optimizer (accumulates_into_fp32_copy with bf16 parameters): besides the fp32 gradients it
+// keeps every bf16 .grad until the next backward begins (bf16_optimizer.py clear_lp_grads sets them to None
+// then; update_hp_grads(clear_lp_grads=False) after each backward, pipe/engine.py and BF16_Optimizer.backward),
+// 2 B per parameter more; fp16 at ZeRO-1 frees each gradient once added (stage_1_and_2.py fill_grad_accum_attribute).
+bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s);
+
 // Bytes per element of a sharded parameter as FSDP keeps it: the fp32 master where one is kept (mixed
 // precision shards the fp32 parameters and gathers 16-bit copies), else the parameter's own dtype (a model
 // built in 16 bits without a master, as PyTorch 1.11's FSDP ran before MixedPrecision).

@@ -88,6 +88,7 @@ StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   StateBytesPerParam sb;
   const double parameter = parameter_bytes(t);  // autocast keeps fp32 parameters
   sb.gradients = kept_gradient_bytes(s);  // FSDP keeps its shards in the parameter dtype (framework_rules.h)
+  if (keeps_16bit_gradients_beside_fp32_copy(s)) sb.gradients += parameter;  // and BF16_Optimizer its bf16 .grad
   sb.master = master_bytes(t);
   sb.optimizer = optimizer_bytes_per_param(t.optimizer) * state_scale(t, parameter);
   // FSDP's sharded parameter under ZeRO-3 is its master copy: no 16-bit shard is held (framework_rules.h).

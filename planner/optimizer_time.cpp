@@ -72,7 +72,7 @@ double unfused_adam_extra_seconds(const Scenario& s, const OpGraph& g, const Har
 double fp32_accumulator_seconds(const Scenario& s, const HardwareProfile& hw, double params, double micro_batches,
                                 double tensors) {
   const GpuSpec& gpu = s.cluster.gpu;
-  const double adds = s.training.precision == Precision::fp16 ? micro_batches - 1.0 : micro_batches;
+  const double adds = keeps_16bit_gradients_beside_fp32_copy(s) ? micro_batches : micro_batches - 1.0;
   const double cast = kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_fp32, 6.0 * params, tensors).value;
   const double add = kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 12.0 * params, tensors).value;
   return micro_batches * cast + adds * add;
@@ -88,10 +88,7 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
   const FrameworkRules& fw = framework_rules(s.training.framework);
   if (!fw.accumulates_gradients_in_place || p.zero > fw.in_place_accumulation_max_zero) return 0.0;
   const double tensors = parameter_tensors(g, p, stage_index);
-  if (fw.casts_gradients_to_fp32_accumulator && s.training.grad_precision == Precision::fp32 &&
-      parameter_bytes(s.training) == 2.0) {
-    return fp32_accumulator_seconds(s, hw, params, micro_batches, tensors);
-  }
+  if (accumulates_into_fp32_copy(s)) return fp32_accumulator_seconds(s, hw, params, micro_batches, tensors);
   if (micro_batches <= 1) return 0.0;
   // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
   const bool unsharded = accumulates_unsharded_gradients(s);

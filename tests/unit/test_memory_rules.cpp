@@ -211,5 +211,26 @@ TEST(MemoryRules, FsdpKeepsItsGradientShardsInTheParameterDtype) {
   EXPECT_NEAR(gradient_bytes("framework: deepspeed"), 2.0, 1e-9);
 }
 
+TEST(MemoryRules, DeepSpeedBf16OptimizerKeepsBf16GradientsBesideItsFp32Ones) {
+  // Hand computation: 8 GPUs at ZeRO-1 keep whole gradients. bf16 with fp32 gradients runs DeepSpeed's
+  // BF16_Optimizer: the fp32 accumulator (4 B) and each bf16 .grad, kept until the next backward sets it to
+  // None (bf16_optimizer.py clear_lp_grads), 2 B: 6 B per parameter. fp16 at ZeRO-1 frees each 16-bit
+  // gradient once added to its fp32 copy (stage_1_and_2.py fill_grad_accum_attribute): 4 B. 16-bit
+  // gradients alone: 2 B. ZeRO-2 partitions them: the bf16 copies are not counted there.
+  const std::string base =
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n";
+  const auto gradient_bytes = [&](const std::string& training, int zero) {
+    const Estimate e = estimate(test::scenario(
+        base + "training: {framework: deepspeed, sequence_length: 4096, micro_batch: 1, global_batch: 16, " + training +
+        "}\nparallel: {tp: 1, pp: 1, dp: 8, zero: " + std::to_string(zero) + "}\n"));
+    return e.memory.gradients.value / static_cast<double>(e.memory.parameters) * (zero >= 2 ? 8.0 : 1.0);
+  };
+  EXPECT_NEAR(gradient_bytes("precision: bf16, grad_precision: fp32", 1), 6.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("precision: fp16, grad_precision: fp32", 1), 4.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("precision: bf16", 1), 2.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("precision: bf16, grad_precision: fp32", 2), 4.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace tp
