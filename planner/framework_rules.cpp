@@ -41,7 +41,8 @@ const FrameworkRules kRules[] = {
      .reduce_every_micro_batch = true,
      .reduce_every_micro_batch_from_zero = 2,
      .accumulates_gradients_in_place = true,
-     .in_place_accumulation_max_zero = 1,
+     .in_place_accumulation_max_zero = 2,
+     .copies_gradients_into_reduce_bucket = true,
      .casts_gradients_to_fp32_accumulator = true,
      .recompute_regathers = true,
      .host_gradient_copy_blocks = true,
@@ -231,8 +232,8 @@ double kept_gradient_bytes(const Scenario& s) {
 
 bool accumulates_into_fp32_copy(const Scenario& s) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
-  return fw.casts_gradients_to_fp32_accumulator && s.parallel.zero <= fw.in_place_accumulation_max_zero &&
-         s.training.grad_precision == Precision::fp32 && parameter_bytes(s.training) == 2.0;
+  return fw.casts_gradients_to_fp32_accumulator && s.parallel.zero < 2 && s.training.grad_precision == Precision::fp32 &&
+         parameter_bytes(s.training) == 2.0;
 }
 
 bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s) {

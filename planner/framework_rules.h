@@ -72,16 +72,23 @@ struct FrameworkRules {
   // kernel per parameter tensor: torch autograd's AccumulateGrad (`variable.grad += new_grad`,
   // torch/csrc/autograd/functions/accumulate_grad.h) for plain PyTorch; FSDP1's
   // `_saved_grad_shard += sharded_grad` (_runtime_utils.py _accumulate_sharded_grad) and FSDP2's sharded
-  // gradient accumulation for FSDP, on the sharded gradients; DeepSpeed below ZeRO-2 (autograd into the
-  // 16-bit .grad, or the fp32 accumulator below). Megatron accumulates inside the weight gradient GEMM
+  // gradient accumulation for FSDP, on the sharded gradients; DeepSpeed up to ZeRO-2 (autograd into the
+  // 16-bit .grad, or below ZeRO-2 the fp32 accumulator below; at ZeRO-2 into the kept partition's .grad, a
+  // view of stage_1_and_2.py's grads_in_partition). Megatron accumulates inside the weight gradient GEMM
   // (gradient_accumulation_fusion: main_grad is the GEMM's C with beta 1).
   bool accumulates_gradients_in_place = false;
-  // The highest ZeRO stage at which the in-place accumulation above holds. DeepSpeed at ZeRO-2 and 3
-  // reduces every micro-batch into gradient partitions (stage_1_and_2.py, stage3.py): not modelled.
+  // The highest ZeRO stage at which the in-place accumulation above holds. DeepSpeed's ZeRO-3 accumulates
+  // each reduced partition into its fp32 partition (stage3.py partition_grads): not modelled.
   int in_place_accumulation_max_zero = 3;
-  // 16-bit parameters with fp32 gradients (grad_precision fp32) accumulate in a separate fp32 buffer: after
-  // each micro-batch's backward every 16-bit gradient is cast to fp32 and added to it (a cast kernel and
-  // an add kernel per tensor). DeepSpeed (engine.py _configure_optimizer: bf16 with fp32 accumulation at
+  // DeepSpeed ZeRO-2 (stage_1_and_2.py with partition_gradients, contiguous_gradients true by default,
+  // runtime/zero/config.py): every micro-batch's gradient hook copies each gradient into the reduce bucket
+  // (reduce_independent_p_g_buckets_and_remove_grads, `new_grad_tensor.copy_(grad_reduc)`) on the stream the
+  // backward runs on, and after the reduce the rank's own partition into grads_in_partition
+  // (copy_grads_in_partition). ZeRO-3 copies on its reduce stream, beside the backward (not counted).
+  bool copies_gradients_into_reduce_bucket = false;
+  // 16-bit parameters with fp32 gradients (grad_precision fp32) below ZeRO-2 accumulate in a separate fp32
+  // buffer: after each micro-batch's backward every 16-bit gradient is cast to fp32 and added to it (a cast
+  // kernel and an add kernel per tensor). DeepSpeed (engine.py _configure_optimizer: bf16 with fp32 accumulation at
   // ZeRO 0 or 1 runs BF16_Optimizer) bf16_optimizer.py _update_hp_grad, `hp_grad.add_(lp.grad.to(fp32))`
   // after every micro-batch, pipe/engine.py _exec_backward_pass included; fp16 at ZeRO-1:
   // stage_1_and_2.py fill_grad_accum_attribute, the first micro-batch's gradient only cast.

@@ -115,6 +115,18 @@ double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Hardwa
   return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
+// FrameworkRules::copies_gradients_into_reduce_bucket (DeepSpeed ZeRO-2): in every micro-batch each gradient
+// is copied into the reduce bucket (read and write the kept gradient element) and, reduced, the rank's own
+// partition into its partition buffer (the same over params / dp); one copy kernel per parameter tensor each.
+double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
+                                  double params, double micro_batches) {
+  const ParallelSpec& p = s.parallel;
+  if (!framework_rules(s.training.framework).copies_gradients_into_reduce_bucket || p.zero != 2) return 0.0;
+  const double bytes = 2.0 * kept_gradient_bytes(s) * (params + params / p.shard_ranks());
+  const double tensors = parameter_tensors(g, p, stage_index);
+  return micro_batches * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
+}
+
 }  // namespace
 
 OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw,
@@ -155,6 +167,7 @@ OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const 
   }
   passes += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
   passes += ddp_bucket_copy_seconds(s, g, hw, stage_index, params, m);
+  passes += reduce_bucket_copy_seconds(s, g, hw, stage_index, params, m);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights

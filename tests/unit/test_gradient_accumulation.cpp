@@ -4,6 +4,7 @@
 // - autocast casts the fp32 weights to 16 bits in every forward (and again in a recompute) and the weight
 //   gradients back to fp32 in every backward (its cache lives for one autocast region);
 // - Megatron accumulates inside the weight-gradient GEMM (gradient_accumulation_fusion): nothing extra;
+// - DeepSpeed ZeRO-2 copies every gradient into its reduce bucket in every micro-batch;
 // - DeepSpeed below ZeRO-2 with fp32 gradients casts each micro-batch's 16-bit gradients to fp32 (read 2,
 //   write 4 B) and adds them to its fp32 accumulator (read 4 + 4, write 4 B), one kernel of each per
 //   tensor: bf16_optimizer.py _update_hp_grad after every micro-batch; stage_1_and_2.py
@@ -155,10 +156,29 @@ TEST(GradientAccumulation, DeepSpeedWith16BitGradientsAccumulatesThroughAutograd
   EXPECT_NEAR(deepspeed_optimizer({}, 4) - deepspeed_optimizer({}, 1), 3.0 * one_add, 1e-12);
 }
 
-TEST(GradientAccumulation, DeepSpeedGradientPartitionsAreNotModelled) {
-  // ZeRO-2: the gradients are reduced every micro-batch into partitions; no in-place pass is counted.
-  const std::vector<std::string> zero2 = {"parallel.zero=2", "training.grad_precision=fp32"};
-  EXPECT_DOUBLE_EQ(deepspeed_optimizer(zero2, 4), deepspeed_optimizer(zero2, 1));
+TEST(GradientAccumulation, DeepSpeedZero2CopiesEveryGradientIntoTheReduceBucket) {
+  // ZeRO-2 over 8 GPUs, 16-bit gradients: in every micro-batch each gradient is copied into the reduce bucket
+  // (read 2, write 2 B per parameter) and the rank's partition into its buffer (the same over p / 8), one
+  // copy kernel per tensor each; each later micro-batch autograd adds into the kept partition (3 x 2 B over
+  // p / 8). stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grads, copy_grads_in_partition.
+  const Scenario s = test::scenario(kDeepSpeed, {"parallel.zero=2"});
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  const double copies = 4.0 * (p + p / 8.0) / r.bandwidth + 2.0 * 195.0 * r.latency;
+  const double partition_add = 6.0 * p / 8.0 / r.bandwidth + 195.0 * r.latency;
+  const std::vector<std::string> zero2 = {"parallel.zero=2"};
+  EXPECT_NEAR(deepspeed_optimizer(zero2, 4) - deepspeed_optimizer(zero2, 1), 3.0 * (copies + partition_add), 1e-12);
+  // ZeRO-1 has no gradient hooks (they come with partitioned gradients or overlap_comm): no copy per
+  // micro-batch, only autograd's add into the whole gradients.
+  const double whole_add = 6.0 * p / r.bandwidth + 195.0 * r.latency;
+  EXPECT_NEAR(deepspeed_optimizer({}, 4) - deepspeed_optimizer({}, 1), 3.0 * whole_add, 1e-12);
+}
+
+TEST(GradientAccumulation, DeepSpeedZero3PartitionAccumulationIsNotModelled) {
+  // ZeRO-3 copies into its bucket on the reduce stream and accumulates into the fp32 partition (stage3.py
+  // partition_grads): no pass is counted on the compute stream.
+  const std::vector<std::string> zero3 = {"parallel.zero=3", "training.grad_precision=fp32"};
+  EXPECT_DOUBLE_EQ(deepspeed_optimizer(zero3, 4), deepspeed_optimizer(zero3, 1));
 }
 
 }  // namespace
