@@ -120,7 +120,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
   j["attention"] = {{"fused", s.training.flash_attention},
                     {"unpad", s.training.attention_unpad},
                     // K and V repeated to the query heads by the model code (training.repeat_kv, repeat_kv_of).
-                    {"repeat_kv", attention_kv_heads(s.model, repeat_kv_of(s.training)) > s.model.kv_heads},
+                    {"repeat_kv", repeats_kv_heads(s.model, s.training)},
                     // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
                     {"kernel", s.training.flash_attention ? to_string(attention_kernel_of(s.training, s.cluster.gpu))
                                                           : "unfused"},

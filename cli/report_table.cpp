@@ -116,7 +116,7 @@ void print_setup(std::ostream& out, const Scenario& s, const Estimate& e) {
   out << (s.training.fused_loss ? ", fused loss" : "")
       << ", FlashAttention " << (s.training.flash_attention ? "on" : "off")
       << (s.training.attention_unpad ? " (unpadded)" : "")
-      << (attention_kv_heads(s.model, repeat_kv_of(s.training)) > s.model.kv_heads ? ", K/V repeated to the query heads" : "")
+      << (repeats_kv_heads(s.model, s.training) ? ", K/V repeated to the query heads" : "")
       << "; batch "
       << s.training.global_batch << " seq x " << s.training.sequence_length << " tokens = "
       << format_count(e.tokens_per_step) << " tokens/step, micro-batch " << s.training.micro_batch << ", "

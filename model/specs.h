@@ -270,6 +270,10 @@ LayerCode layer_code_of(const TrainingSpec& t);
 bool repeat_kv_of(const TrainingSpec& t);
 // The K (and V) heads the attention reads: the query heads when the code repeats them, else the model's KV heads.
 inline int attention_kv_heads(const ModelSpec& m, bool repeat_kv) { return repeat_kv ? m.heads : m.kv_heads; }
+// Whether the scenario's model code copies K and V wider than the model's KV heads (repeat_kv on a GQA or MQA model).
+inline bool repeats_kv_heads(const ModelSpec& m, const TrainingSpec& t) {
+  return attention_kv_heads(m, repeat_kv_of(t)) > m.kv_heads;
+}
 
 struct Recompute {
   RecomputeMode mode = RecomputeMode::none;

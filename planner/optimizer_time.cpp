@@ -115,16 +115,19 @@ double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Hardwa
   return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
-// FrameworkRules::copies_gradients_into_reduce_bucket (DeepSpeed ZeRO-2): in every micro-batch each gradient
-// is copied into the reduce bucket (read and write the kept gradient element) and, reduced, the rank's own
-// partition into its partition buffer (the same over params / dp); one copy kernel per parameter tensor each.
+// FrameworkRules::copies_gradients_into_reduce_bucket (DeepSpeed ZeRO-2): in every synchronised backward (each
+// micro-batch at ZeRO-2: reduces_every_micro_batch) each gradient is copied into the reduce bucket (read and
+// write the kept gradient element) and, reduced, the rank's own partition into its partition buffer (the same
+// over params / dp); one copy kernel per parameter tensor each.
 double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                   double params, double micro_batches) {
   const ParallelSpec& p = s.parallel;
-  if (!framework_rules(s.training.framework).copies_gradients_into_reduce_bucket || p.zero != 2) return 0.0;
+  const FrameworkRules& fw = framework_rules(s.training.framework);
+  if (!fw.copies_gradients_into_reduce_bucket || p.zero != 2) return 0.0;
+  const double syncs = reduces_every_micro_batch(fw, s.training, p) ? micro_batches : 1.0;
   const double bytes = 2.0 * kept_gradient_bytes(s) * (params + params / p.shard_ranks());
   const double tensors = parameter_tensors(g, p, stage_index);
-  return micro_batches * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
+  return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
 }  // namespace
