@@ -34,15 +34,12 @@ FlopSums forward_backward_flops(const std::vector<Op>& ops) {
   return f;
 }
 
-// Start from a default Estimate but keep the vectors' capacity (sweeps reuse one per thread).
+// Start from a default Estimate but keep the vectors' capacity (sweeps reuse one per thread): copying
+// from an empty vector keeps the target's capacity. A copy of a constant blank rather than `Estimate{}`,
+// whose value-initialization zeroes every byte first (bench/README.md).
 void reset_keeping_capacity(Estimate& e) {
-  std::vector<MemoryBreakdown> stages = std::move(e.stages);
-  std::vector<Violation> violations = std::move(e.violations);
-  stages.clear();
-  violations.clear();
-  e = Estimate{};
-  e.stages = std::move(stages);
-  e.violations = std::move(violations);
+  static const Estimate blank;
+  e = blank;
 }
 
 // Unique parameters, and those active per token (MoE: top_k of the experts).

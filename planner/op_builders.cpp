@@ -9,11 +9,15 @@ double norm_params(const ModelSpec& m) {
   return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
 }
 
+const Op kDefaultOp;
+
 }  // namespace
 
-Op gemm_op(const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
+Op& add_op(std::vector<Op>& ops) { return ops.emplace_back(kDefaultOp); }
+
+Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
            double saved_input_bytes, TpSplit saved_split, double copies) {
-  Op op;
+  Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::gemm;
   op.block = block;
@@ -37,8 +41,8 @@ Op gemm_op(const char* name, Block block, double in, double out, double tokens, 
 
 double gemm_tokens(const Op& gemm) { return gemm.fwd_flops / (2.0 * gemm.gemm_rows * gemm.gemm_cols); }
 
-Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
-  Op op;
+Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
+  Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::norm;
   op.block = block;
@@ -56,8 +60,8 @@ Op norm_op(const char* name, Block block, const ModelSpec& m, double s, double b
 // tensor, shared by its heads; it runs over the width of q (or k), split by tp with the heads. Timed per
 // element like the layer's norms: the eager chain (pow, mean, rsqrt, mul) and the fused kernels stream
 // their rows the same way at any row length of 128 or more (measured down to 2,048 only).
-Op head_norm_op(const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element) {
-  Op op;
+Op& add_head_norm(std::vector<Op>& ops, const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element) {
+  Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::norm;
   op.block = Block::attention;
@@ -70,8 +74,8 @@ Op head_norm_op(const char* name, const ModelSpec& m, double s, double width, do
   return op;
 }
 
-Op elementwise_op(const char* name, Block block, double saved, TpSplit split, double moved) {
-  Op op;
+Op& add_elementwise(std::vector<Op>& ops, const char* name, Block block, double saved, TpSplit split, double moved) {
+  Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::elementwise;
   op.block = block;

@@ -69,12 +69,11 @@ Sizes sizes_of(const ModelSpec& m, std::int64_t seq, Precision precision, bool f
 // write), the scatter's a gather (read, write). The out-projection then keeps the padded output while the
 // kernel keeps its unpadded one: one more copy of it saved (the int64 token indices, 8 B per token, are
 // left out: under 0.1 % of it at any hidden size here).
-Op attention_unpad_op(const Sizes& x) {
+void add_attention_unpad(std::vector<Op>& L, const Sizes& x) {
   const double qkv = x.s * (x.q_dim + 2.0 * x.kv_dim) * x.bpv, out = x.s * x.q_dim * x.bpv;
   const double forward = 2.0 * qkv + 3.0 * out, backward = 3.0 * qkv + 2.0 * out;
-  Op unpad = elementwise_op("attention_unpad", Block::attention, out, TpSplit::tp, forward);
+  Op& unpad = add_elementwise(L, "attention_unpad", Block::attention, out, TpSplit::tp, forward);
   unpad.backward_share = backward / forward;
-  return unpad;
 }
 
 // Eager code's TP collectives on the sequence dimension (docs/model.md §15, "Sequence-dimension copies"):
@@ -85,10 +84,9 @@ Op attention_unpad_op(const Sizes& x) {
 // collective and pass. Megatron's [s, b, h] layout gathers on dim 0 and copies nothing.
 void add_sequence_dim_copy(std::vector<Op>& L, Block block, const Sizes& x) {
   if (!x.r.eager_kernels) return;
-  Op copy = elementwise_op("tp_sequence_copy", block, 0.0, TpSplit::none, 2.0 * x.act_bytes);
+  Op& copy = add_elementwise(L, "tp_sequence_copy", block, 0.0, TpSplit::none, 2.0 * x.act_bytes);
   copy.backward_share = 1.0;  // the backward's collective is the mirror one, with its own copy
   copy.sequence_parallel_only = true;
-  L.push_back(copy);
 }
 
 // The attention core and the tensor it keeps beside Q, K, V: the fp32 log-sum-exp (FlashAttention) or
@@ -96,7 +94,7 @@ void add_sequence_dim_copy(std::vector<Op>& L, Block block, const Sizes& x) {
 void add_attention_core(std::vector<Op>& L, const Sizes& x) {
   const ModelSpec& m = x.m;
   const double s = x.s, a = x.a, q_dim = x.q_dim, kv_dim = x.kv_attention, bpv = x.bpv;
-  Op core;
+  Op& core = add_op(L);
   core.name = "attention_core";
   core.kind = OpKind::attention_core;
   core.block = Block::attention;
@@ -107,8 +105,7 @@ void add_attention_core(std::vector<Op>& L, const Sizes& x) {
   core.saved_split = TpSplit::tp;
   core.bytes_moved = s * (2.0 * q_dim + 2.0 * kv_dim) * bpv;  // read Q, K, V; write O
   if (!x.flash_attention) core.bytes_moved += 4.0 * a * s * s * bpv;  // scores written and read twice
-  L.push_back(core);
-  Op scores = elementwise_op("attention_scores", Block::attention, 0.0, TpSplit::tp);
+  Op& scores = add_elementwise(L, "attention_scores", Block::attention, 0.0, TpSplit::tp);
   if (x.flash_attention) {
     scores.name = "attention_logsumexp";
     scores.saved_bytes = a * s * 4.0;  // fp32 log-sum-exp per row
@@ -117,8 +114,7 @@ void add_attention_core(std::vector<Op>& L, const Sizes& x) {
     scores.saved_bytes = a * s * s * (bpv + (m.dropout ? 1.0 + bpv : 0.0));
     scores.attention_scores = true;
   }
-  L.push_back(scores);
-  if (x.r.attention_unpad) L.push_back(attention_unpad_op(x));
+  if (x.r.attention_unpad) add_attention_unpad(L, x);
 }
 
 // --- attention block: 11sbh + 5as^2b in 16-bit with dropout (Korthikanti eq. 2) ---
@@ -128,38 +124,32 @@ void add_attention_core(std::vector<Op>& L, const Sizes& x) {
 // backward rotates the incoming gradient the same way, reading and writing as many bytes as the forward.
 void add_rotary(std::vector<Op>& L, const Sizes& x) {
   const SavedTensorRules& r = x.r;
-  Op rope = elementwise_op("rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
+  Op& rope = add_elementwise(L, "rotary", Block::attention, 0.0, TpSplit::tp, 2.0 * x.s * (x.q_dim + x.kv_dim) * x.bpv);
   if (r.eager_kernels) set_kernels(rope, KernelClass::rotary_fwd, KernelClass::rotary_bwd, r.rotary_passes, r.rotary_kernels);
   else rope.backward_share = 1.0;
-  L.push_back(rope);
 }
 
 // K and V repeated to the query heads before the attention (repeat_kv_of: torchtitan's Llama `repeat_kv`,
 // torch.unsqueeze(x, 3).expand(...).reshape(...), which copies): reads both, writes them q_dim wide; its backward
 // sums each head's copies back (reads the wide gradients, writes the narrow ones), as many bytes. The attention
 // then keeps and reads the wide ones (add_attention_core, x.kv_attention).
-Op repeat_kv_op(const Sizes& x) {
-  Op repeat = elementwise_op("repeat_kv", Block::attention, 0.0, TpSplit::tp,
-                             x.s * 2.0 * (x.kv_dim + x.kv_attention) * x.bpv);
+void add_repeat_kv(std::vector<Op>& L, const Sizes& x) {
+  Op& repeat = add_elementwise(L, "repeat_kv", Block::attention, 0.0, TpSplit::tp,
+                               x.s * 2.0 * (x.kv_dim + x.kv_attention) * x.bpv);
   repeat.backward_share = 1.0;
-  return repeat;
 }
 
 // PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py, `_templated_ring_attention`
 // and its backward, with `_cp_options.convert_to_f32`): the attention core's merges of per-block outputs and
 // its fp32 gradient accumulators. Its bytes are the attention output's in fp32, s x q x 4; op_times.cpp counts
 // the passes per ring step (docs/model.md §15, "Context-parallel exchanges").
-Op ring_merge_op(const Sizes& x) {
-  Op merge = elementwise_op("cp_ring_merge", Block::attention, 0.0, TpSplit::tp, x.s * x.q_dim * 4.0);
-  merge.kind = OpKind::cp_ring_merge;
-  return merge;
+void add_ring_merge(std::vector<Op>& L, const Sizes& x) {
+  add_elementwise(L, "cp_ring_merge", Block::attention, 0.0, TpSplit::tp, x.s * x.q_dim * 4.0).kind = OpKind::cp_ring_merge;
 }
 
 // Bias-dropout-add into the residual stream closing a block: reads two tensors, writes one (and the mask).
-Op residual_op(const char* name, Block block, const Sizes& x) {
-  Op op = elementwise_op(name, block, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask));
-  op.role = OpRole::residual;
-  return op;
+void add_residual(std::vector<Op>& L, const char* name, Block block, const Sizes& x) {
+  add_elementwise(L, name, block, x.s * x.h * x.mask, TpSplit::seq_tp, x.s * x.h * (3.0 * x.bpv + x.mask)).role = OpRole::residual;
 }
 
 void add_attention_block(std::vector<Op>& L, const Sizes& x) {
@@ -167,29 +157,27 @@ void add_attention_block(std::vector<Op>& L, const Sizes& x) {
   const SavedTensorRules& r = x.r;
   const double s = x.s, h = x.h, q_dim = x.q_dim, kv_dim = x.kv_dim, bpv = x.bpv;
   const double qkv_reads = norm_output_readers(Block::attention, r);
-  L.push_back(norm_op("attention_norm", Block::attention, m, s, bpv, r.norm));
+  add_norm(L, "attention_norm", Block::attention, m, s, bpv, r.norm);
   add_tp_input_operator(L, Block::attention, x.act_bytes);
   add_sequence_dim_copy(L, Block::attention, x);
-  Op qkv = gemm_op("qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
-                   TpSplit::seq_tp);
-  qkv.role = OpRole::norm_fed_gemm;
-  L.push_back(qkv);
+  add_gemm(L, "qkv", Block::attention, h, q_dim + 2.0 * kv_dim, s, m.bias, false, s * h * r.gemm_input * qkv_reads,
+           TpSplit::seq_tp).role = OpRole::norm_fed_gemm;
   if (m.qk_norm) {
-    L.push_back(head_norm_op("q_norm", m, s, q_dim, bpv, r.head_norm));
-    L.push_back(head_norm_op("k_norm", m, s, kv_dim, bpv, r.head_norm));
+    add_head_norm(L, "q_norm", m, s, q_dim, bpv, r.head_norm);
+    add_head_norm(L, "k_norm", m, s, kv_dim, bpv, r.head_norm);
   }
   if (m.position == Position::rope) add_rotary(L, x);
-  if (x.kv_attention > kv_dim) L.push_back(repeat_kv_op(x));
+  if (x.kv_attention > kv_dim) add_repeat_kv(L, x);
   // The context-parallel exchanges move K and V as wide as the attention reads them.
   add_cp_exchanges(L, s * 2.0 * x.kv_attention * bpv, s * 2.0 * q_dim * bpv, s * 2.0 * x.kv_attention * 4.0);
   add_attention_core(L, x);
-  L.push_back(ring_merge_op(x));
+  add_ring_merge(L, x);
   // Its input is the attention output the fused attention keeps anyway, plus FP8 training's FP8 copy.
-  L.push_back(gemm_op("attention_out", Block::attention, q_dim, h, s, m.bias, true,
-                      s * q_dim * (bpv + r.attention_out_extra), TpSplit::tp));
+  add_gemm(L, "attention_out", Block::attention, q_dim, h, s, m.bias, true, s * q_dim * (bpv + r.attention_out_extra),
+           TpSplit::tp);
   add_tp_output_operator(L, Block::attention, x.act_bytes);
   add_sequence_dim_copy(L, Block::attention, x);
-  L.push_back(residual_op("attention_residual", Block::attention, x));
+  add_residual(L, "attention_residual", Block::attention, x);
 }
 
 // Dense MLP: fc1 (gate and up for SwiGLU), the activation, fc2.
@@ -199,15 +187,11 @@ void add_dense_mlp(std::vector<Op>& L, const Sizes& x) {
   const double s = x.s, h = x.h, bpv = x.bpv;
   const double fc1_reads = norm_output_readers(Block::mlp, r);
   const double f = static_cast<double>(m.ffn_hidden);
-  Op fc1 = gemm_op("fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * r.gemm_input * fc1_reads,
-                   TpSplit::seq_tp);
-  fc1.role = OpRole::norm_fed_gemm;
-  L.push_back(fc1);
-  Op act = elementwise_op(to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
-                          s * f * bpv * (fc1_width(m.activation) + 1.0));
-  act.role = OpRole::activation;
-  L.push_back(act);
-  L.push_back(gemm_op("fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp));
+  add_gemm(L, "fc1", Block::mlp, h, fc1_width(m.activation) * f, s, m.bias, false, s * h * r.gemm_input * fc1_reads,
+           TpSplit::seq_tp).role = OpRole::norm_fed_gemm;
+  add_elementwise(L, to_string(m.activation), Block::mlp, s * f * r.activation, TpSplit::tp,
+                  s * f * bpv * (fc1_width(m.activation) + 1.0)).role = OpRole::activation;
+  add_gemm(L, "fc2", Block::mlp, f, h, s, m.bias, true, s * f * r.fc2_input, TpSplit::tp);
 }
 
 // MoE MLP: the router, the expert all-to-alls and the experts' GEMMs over the routed tokens.
@@ -221,48 +205,41 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   const double f = static_cast<double>(m.moe.expert_ffn_hidden);
   // Router: replicated linear h -> experts; keeps its input and fp32 probabilities.
   // Replicated on every TP rank: neither column- nor row-parallel.
-  Op router = gemm_op("router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
+  Op& router = add_gemm(L, "router", Block::mlp, h, e, s, false, false, s * h * bpv + s * e * 4.0, TpSplit::seq_tp);
   router.role = OpRole::router;
   router.params_replicated = router.params_split;
   router.params_split = 0;
   router.flops_split = TpSplit::none;
-  L.push_back(router);
   // Each token visits top_k experts; buffers hold capacity_factor x the even share.
   const double routed = k * s;
   // Permutation into expert order before the dispatch: Megatron-Core moe_utils.permute,
   // tokens.index_select(0, sorted_indices // topk), reads and writes each of the k copies; its backward
   // adds the copies' gradients back into the token rows (as many bytes). Keeps only the int indices.
-  Op permute = elementwise_op("expert_permute", Block::mlp, 0.0, TpSplit::seq_tp, 2.0 * routed * h * bpv);
-  permute.backward_share = 1.0;
-  L.push_back(permute);
+  add_elementwise(L, "expert_permute", Block::mlp, 0.0, TpSplit::seq_tp, 2.0 * routed * h * bpv).backward_share = 1.0;
   add_ep_all_to_all(L, "ep_dispatch", k * x.act_bytes);
-  Op fc1 = gemm_op("expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false,
-                   cap * routed * h * bpv, TpSplit::none, e);
-  fc1.expert = true;  // FLOPs over the routed tokens: active experts only
-  L.push_back(fc1);
-  Op act = elementwise_op("expert_activation", Block::mlp, cap * routed * f * r.activation,
-                          TpSplit::tp, cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
+  // FLOPs over the routed tokens: active experts only.
+  add_gemm(L, "expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false, cap * routed * h * bpv,
+           TpSplit::none, e).expert = true;
+  Op& act = add_elementwise(L, "expert_activation", Block::mlp, cap * routed * f * r.activation, TpSplit::tp,
+                            cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
   act.expert = true;
   act.role = OpRole::activation;
-  L.push_back(act);
-  Op fc2 = gemm_op("expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e);
-  fc2.expert = true;
-  L.push_back(fc2);
+  add_gemm(L, "expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e).expert = true;
   add_ep_all_to_all(L, "ep_combine", k * x.act_bytes);
   // Combining the expert outputs weighted by the router probabilities keeps the outputs.
-  L.push_back(elementwise_op("expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv));
+  add_elementwise(L, "expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv);
 }
 
 // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
 void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
-  L.push_back(norm_op("mlp_norm", Block::mlp, x.m, x.s, x.bpv, x.r.norm));
+  add_norm(L, "mlp_norm", Block::mlp, x.m, x.s, x.bpv, x.r.norm);
   add_tp_input_operator(L, Block::mlp, x.act_bytes);
   add_sequence_dim_copy(L, Block::mlp, x);
   if (!x.m.moe.enabled()) add_dense_mlp(L, x);
   else add_moe_mlp(L, x);
   add_tp_output_operator(L, Block::mlp, x.act_bytes);
   add_sequence_dim_copy(L, Block::mlp, x);
-  L.push_back(residual_op("mlp_residual", Block::mlp, x));
+  add_residual(L, "mlp_residual", Block::mlp, x);
 }
 
 // What the layer code adds around the blocks: eager kernel classes, the GEMMs' dtype and FP8
@@ -281,7 +258,7 @@ void finish_layer(std::vector<Op>& L, const Sizes& x) {
 void add_embedding(std::vector<Op>& E, const Sizes& x, double v) {
   const ModelSpec& m = x.m;
   const double s = x.s, h = x.h, bpv = x.bpv;
-  Op emb;
+  Op& emb = add_op(E);
   emb.name = "embedding";
   emb.kind = OpKind::embedding;
   emb.block = Block::step;
@@ -291,10 +268,9 @@ void add_embedding(std::vector<Op>& E, const Sizes& x, double v) {
   emb.gemm_count = 1;
   if (m.position == Position::learned) emb.params_replicated = static_cast<double>(m.max_positions) * h;
   emb.flops_split = TpSplit::seq_tp;
-  E.push_back(emb);
-  if (m.embedding_norm) E.push_back(norm_op("embedding_norm", Block::step, m, s, bpv, x.r.norm));
-  E.front().bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
-  if (m.dropout) E.push_back(elementwise_op("embedding_dropout", Block::step, s * h * x.mask, TpSplit::seq_tp, s * h * (2.0 * bpv + x.mask)));
+  emb.bytes_moved = 2.0 * s * h * bpv;  // gather rows, write the hidden states
+  if (m.embedding_norm) add_norm(E, "embedding_norm", Block::step, m, s, bpv, x.r.norm);
+  if (m.dropout) add_elementwise(E, "embedding_dropout", Block::step, s * h * x.mask, TpSplit::seq_tp, s * h * (2.0 * bpv + x.mask));
 }
 
 // --- head (last stage): final norm, output layer over `v` columns, cross-entropy on fp32 logits ---
@@ -302,9 +278,9 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
   const ModelSpec& m = x.m;
   const SavedTensorRules& r = x.r;
   const double s = x.s, h = x.h;
-  H.push_back(norm_op("final_norm", Block::head, m, s, x.bpv, r.norm));
+  add_norm(H, "final_norm", Block::head, m, s, x.bpv, r.norm);
   if (r.eager_kernels) apply_eager_kernels(H, m, r, s, x.bpv);
-  Op out = gemm_op("output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
+  Op& out = add_gemm(H, "output", Block::head, h, v, s, false, false, s * h * r.head_input, TpSplit::seq_tp);
   // Model FLOPs count the model's vocabulary; the padded columns are hardware work (docs/model.md §4).
   out.model_flops_share = static_cast<double>(m.vocab) / v;
   if (m.tied_embeddings) {
@@ -313,10 +289,9 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
   // Megatron's output layer is tensor_parallel.ColumnParallelLinear, not a Transformer Engine module:
   // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
   out.compute_precision = x.precision == Precision::fp8 ? Precision::bf16 : x.precision;
-  H.push_back(out);
   // Its traffic per logit counted from the framework's loss code (framework_rules.cpp), over the
   // (padded) vocabulary: every row of the logits is reduced, padded columns included.
-  Op loss = elementwise_op("cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, s * v * r.loss_forward_traffic);
+  Op& loss = add_elementwise(H, "cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, s * v * r.loss_forward_traffic);
   loss.kind = OpKind::loss;
   loss.backward_share = r.loss_backward_traffic / r.loss_forward_traffic;
   loss.row_length = v;
@@ -327,7 +302,6 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
     set_kernels(loss, KernelClass::cross_entropy, KernelClass::cross_entropy, 1, 4);
     loss.bytes_moved = 12.0 * s * v;
   }
-  H.push_back(loss);
 }
 
 }  // namespace

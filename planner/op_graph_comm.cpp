@@ -1,5 +1,7 @@
 #include "op_graph_comm.h"
 
+#include "op_builders.h"
+
 namespace tp {
 namespace {
 
@@ -10,7 +12,7 @@ constexpr CommCall kNone{};
 // calls with sequence parallelism default to those without.
 Op& collective_op(std::vector<Op>& ops, const char* name, Block block, CommGroup group, CommOverlap overlap, CommBytes source,
                   double bytes, TpSplit split, CommCall forward, CommCall backward) {
-  Op& op = ops.emplace_back();
+  Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::collective;
   op.block = block;

@@ -12,13 +12,13 @@ namespace {
 
 // One memory-bound quantization kernel of FP8 training, run in the forward (`forward`) or the backward
 // only, moving `bytes` (unsplit) split as `split` over the TP ranks.
-Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpSplit split, bool forward) {
-  Op op = elementwise_op(name, block, 0.0, split, bytes);  // keeps nothing for backward
+void add_fp8_quantize(std::vector<Op>& ops, const char* name, Block block, bool expert, double bytes, TpSplit split,
+                      bool forward) {
+  Op& op = add_elementwise(ops, name, block, 0.0, split, bytes);  // keeps nothing for backward
   op.expert = expert;
   set_kernels(op, KernelClass::cast_to_16bit, KernelClass::cast_to_16bit, 1, 1);
   op.forward_share = forward ? 1.0 : 0.0;
   op.backward_share = forward ? 0.0 : 1.0;
-  return op;
 }
 
 // The bias gradient of an eager Linear: autograd sums the output gradient over the tokens
@@ -27,13 +27,13 @@ Op fp8_quantize_op(const char* name, Block block, bool expert, double bytes, TpS
 // It reads the output gradient once, in the GEMM's dtype; the bias-sized write is left out. Not a measured
 // kernel class: timed at the profile's generic memory efficiency. Megatron and Transformer Engine fuse it
 // into their GEMM epilogues and fused bias kernels.
-Op bias_grad_op(const Op& gemm, double grad_bytes) {
-  Op op = elementwise_op("bias_grad", gemm.block, 0.0, gemm.row_parallel ? TpSplit::seq_tp : TpSplit::tp,
-                         gemm_tokens(gemm) * gemm.gemm_cols * grad_bytes);
+// `gemm` must not be an entry of `ops` (the append may move it).
+void add_bias_grad(std::vector<Op>& ops, const Op& gemm, double grad_bytes) {
+  Op& op = add_elementwise(ops, "bias_grad", gemm.block, 0.0, gemm.row_parallel ? TpSplit::seq_tp : TpSplit::tp,
+                           gemm_tokens(gemm) * gemm.gemm_cols * grad_bytes);
   op.expert = gemm.expert;
   op.forward_share = 0.0;
   op.backward_share = 1.0;
-  return op;
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
                   glu ? KernelClass::swiglu_bwd : KernelClass::gelu_bwd, r.activation_passes, r.activation_kernels);
     }
     out.push_back(op);
-    if (op.kind == OpKind::gemm && op.bias && op.gemm_rows > 0) out.push_back(bias_grad_op(op, grad_bytes));
+    if (op.kind == OpKind::gemm && op.bias && op.gemm_rows > 0) add_bias_grad(out, op, grad_bytes);
     if (op.kernel_class == static_cast<int>(KernelClass::gelu_fwd) && r.casts_after_activation > 0) {
       Op cast = op;
       cast.name = "autocast_cast_activation";
@@ -85,10 +85,9 @@ void apply_eager_kernels(std::vector<Op>& ops, const ModelSpec& m, const SavedTe
     // (q_norm and k_norm feed the attention, not a GEMM.)
     if (op.role == OpRole::block_norm && r.casts_per_norm_output > 0) {
       const double reads = norm_output_readers(op.block, r);
-      Op cast = elementwise_op("autocast_cast", op.block, 0.0, TpSplit::seq_tp,
-                               reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0));
+      Op& cast = add_elementwise(out, "autocast_cast", op.block, 0.0, TpSplit::seq_tp,
+                                 reads * s * static_cast<double>(m.hidden) * (4.0 + 2.0));
       set_kernels(cast, KernelClass::cast_to_16bit, KernelClass::cast_to_fp32, 1, reads);
-      out.push_back(cast);
     }
   }
   ops = std::move(out);
@@ -135,23 +134,23 @@ void add_fp8_quantization(std::vector<Op>& ops, bool norm_fused, Fp8Recipe recip
     const double out_elems = tokens * op.gemm_cols;
     const bool from_norm = norm_fused && op.role == OpRole::norm_fed_gemm;
     if (from_norm) {
-      if (current) out.push_back(fp8_quantize_op("fp8_cast_norm_output", op.block, op.expert, 3.0 * in_elems, TpSplit::seq_tp, true));
+      if (current) add_fp8_quantize(out, "fp8_cast_norm_output", op.block, op.expert, 3.0 * in_elems, TpSplit::seq_tp, true);
     } else {
       const TpSplit split = op.row_parallel ? TpSplit::tp : op.saved_split;
-      if (current) out.push_back(fp8_quantize_op("fp8_amax_input", op.block, op.expert, 2.0 * in_elems, split, true));
-      out.push_back(fp8_quantize_op("fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems, split, true));
+      if (current) add_fp8_quantize(out, "fp8_amax_input", op.block, op.expert, 2.0 * in_elems, split, true);
+      add_fp8_quantize(out, "fp8_cast_transpose_input", op.block, op.expert, 4.0 * in_elems, split, true);
     }
     if (current && !op.row_parallel && !op.expert) add_tp_amax_all_reduce(out, op.block, CommPass::forward);
     out.push_back(op);
-    if (from_norm) out.push_back(fp8_quantize_op("fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false));
+    if (from_norm) add_fp8_quantize(out, "fp8_transpose_input", op.block, op.expert, 2.0 * in_elems, TpSplit::none, false);
     const TpSplit grad_split = op.row_parallel ? TpSplit::seq_tp : TpSplit::tp;
-    if (current) out.push_back(fp8_quantize_op("fp8_amax_grad_output", op.block, op.expert, 2.0 * out_elems, grad_split, false));
+    if (current) add_fp8_quantize(out, "fp8_amax_grad_output", op.block, op.expert, 2.0 * out_elems, grad_split, false);
     if (current && op.row_parallel && !op.expert) add_tp_amax_all_reduce(out, op.block, CommPass::backward);
     if (op.row_parallel) {
-      out.push_back(fp8_quantize_op("fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false));
-      out.push_back(fp8_quantize_op("fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false));
+      add_fp8_quantize(out, "fp8_cast_grad_output", op.block, op.expert, 3.0 * out_elems, TpSplit::seq_tp, false);
+      add_fp8_quantize(out, "fp8_transpose_grad_output", op.block, op.expert, 2.0 * out_elems, TpSplit::none, false);
     } else {
-      out.push_back(fp8_quantize_op("fp8_cast_transpose_grad_output", op.block, op.expert, 4.0 * out_elems, TpSplit::tp, false));
+      add_fp8_quantize(out, "fp8_cast_transpose_grad_output", op.block, op.expert, 4.0 * out_elems, TpSplit::tp, false);
     }
   }
   ops = std::move(out);

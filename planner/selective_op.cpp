@@ -19,17 +19,16 @@ std::vector<double> linear_calls(const Op& gemm, const ModelSpec& m, const Saved
 }
 
 // The GEMM entry restricted to output columns `cols` (one of its calls), for timing.
-Op narrowed(const Op& gemm, double cols) {
-  Op op = gemm_op(gemm.name, gemm.block, gemm.gemm_rows, cols, gemm_tokens(gemm), false, gemm.row_parallel, 0.0,
-                  gemm.saved_split);
+void add_narrowed(std::vector<Op>& ops, const Op& gemm, double cols) {
+  Op& op = add_gemm(ops, gemm.name, gemm.block, gemm.gemm_rows, cols, gemm_tokens(gemm), false, gemm.row_parallel, 0.0,
+                    gemm.saved_split);
   op.flops_split = gemm.flops_split;
   op.compute_precision = gemm.compute_precision;
-  return op;
 }
 
 // A cached output: `bytes` per sequence, split as `split` over the TP ranks.
-Op cached(const char* name, Block block, double bytes, TpSplit split) {
-  return elementwise_op(name, block, bytes, split);
+void add_cached(std::vector<Op>& kept, const char* name, Block block, double bytes, TpSplit split) {
+  add_elementwise(kept, name, block, bytes, split);
 }
 
 // A collective the recompute runs again: all of them but reduce-scatters, whose outputs are cached.
@@ -49,7 +48,7 @@ SelectiveOpCheckpoint selective_op_checkpoint(const Scenario& s, const OpGraph& 
   const double bpv = stored_bytes(s.training.precision);
   const bool sp = s.parallel.sequence_parallel && s.parallel.tp > 1;
   SelectiveOpCheckpoint c;
-  c.kept.push_back(cached("layer_input", Block::attention, g.layer_input_bytes, TpSplit::seq_tp));
+  add_cached(c.kept, "layer_input", Block::attention, g.layer_input_bytes, TpSplit::seq_tp);
   int mm_calls = 0;  // the block's aten.mm calls so far
   for (const Op& op : g.layer) {
     switch (op.kind) {
@@ -61,9 +60,9 @@ SelectiveOpCheckpoint selective_op_checkpoint(const Scenario& s, const OpGraph& 
         }
         for (double cols : linear_calls(op, m, r)) {
           if (++mm_calls % 2 == 0) {
-            c.rerun.push_back(narrowed(op, cols));
+            add_narrowed(c.rerun, op, cols);
           } else {  // column-parallel outputs are split by tp; a row-parallel one is a whole partial sum
-            c.kept.push_back(cached(op.name, op.block, seq * cols * bpv, op.row_parallel ? TpSplit::none : TpSplit::tp));
+            add_cached(c.kept, op.name, op.block, seq * cols * bpv, op.row_parallel ? TpSplit::none : TpSplit::tp);
           }
         }
         break;
@@ -73,8 +72,8 @@ SelectiveOpCheckpoint selective_op_checkpoint(const Scenario& s, const OpGraph& 
           break;
         }
         // The fused kernel's outputs: O and its fp32 log-sum-exp per head and row.
-        c.kept.push_back(cached(op.name, op.block, seq * static_cast<double>(m.heads * m.head_dim) * bpv, TpSplit::tp));
-        c.kept.push_back(cached("attention_logsumexp", op.block, static_cast<double>(m.heads) * seq * 4.0, TpSplit::tp));
+        add_cached(c.kept, op.name, op.block, seq * static_cast<double>(m.heads * m.head_dim) * bpv, TpSplit::tp);
+        add_cached(c.kept, "attention_logsumexp", op.block, static_cast<double>(m.heads) * seq * 4.0, TpSplit::tp);
         break;
       case OpKind::cp_ring_merge:  // inside the SDPA call the policy saves (the context-parallel ring's merges)
         break;
@@ -82,7 +81,7 @@ SelectiveOpCheckpoint selective_op_checkpoint(const Scenario& s, const OpGraph& 
         c.rerun.push_back(rerun_collective(op));
         if (sp && op.comm.group == CommGroup::tp && op.comm.forward_sp.kind == Collective::reduce_scatter &&
             op.comm.forward_sp.count > 0) {
-          c.kept.push_back(cached(op.name, op.block, op.comm.bytes, TpSplit::seq_tp));
+          add_cached(c.kept, op.name, op.block, op.comm.bytes, TpSplit::seq_tp);
         }
         break;
       default:

@@ -6,7 +6,7 @@
 namespace tp {
 namespace {
 
-// One op's parameter tensors on one GPU (op_graph.cpp gemm_op / norm_op): `gemm_count` weight matrices of
+// One op's parameter tensors on one GPU (op_builders.cpp add_gemm / add_norm): `gemm_count` weight matrices of
 // rows x cols, tp-split when they are counted in params_split (column- and row-parallel Linears) and whole
 // when in params_replicated (the MoE router); the rest are vectors per copy (a column-parallel bias is
 // split, a row-parallel bias or a norm weight is not). Experts: gemm_count / ep copies on one GPU. Each

@@ -1,4 +1,4 @@
-// The bias gradient of eager biased Linears (planner/op_graph_kernels.cpp, bias_grad_op; docs/model.md §20).
+// The bias gradient of eager biased Linears (planner/op_graph_kernels.cpp, add_bias_grad; docs/model.md §20).
 // Oracles:
 //  - by hand, from autograd's rule for a broadcast bias (addmm's `self` in derivatives.yaml, summed to its
 //    shape): one reduction per biased Linear in the backward, reading the output gradient once in the

@@ -11,7 +11,8 @@ namespace {
 
 TEST(OpBuilders, RowParallelGemmWithBiasReplicatesTheBias) {
   // W 4 x 3, 5 tokens, 2 copies: 2*4*3 = 24 split weights, 2*3 = 6 replicated bias values.
-  const Op op = gemm_op("g", Block::mlp, 4, 3, 5, true, true, 7.0, TpSplit::tp, 2);
+  std::vector<Op> ops;
+  const Op& op = add_gemm(ops, "g", Block::mlp, 4, 3, 5, true, true, 7.0, TpSplit::tp, 2);
   EXPECT_EQ(op.kind, OpKind::gemm);
   EXPECT_DOUBLE_EQ(op.params_split, 24);
   EXPECT_DOUBLE_EQ(op.params_replicated, 6);
@@ -28,7 +29,8 @@ TEST(OpBuilders, RowParallelGemmWithBiasReplicatesTheBias) {
 }
 
 TEST(OpBuilders, ColumnParallelGemmSplitsTheBias) {
-  const Op op = gemm_op("g", Block::attention, 4, 3, 5, true, false, 0.0, TpSplit::seq_tp);
+  std::vector<Op> ops;
+  const Op& op = add_gemm(ops, "g", Block::attention, 4, 3, 5, true, false, 0.0, TpSplit::seq_tp);
   EXPECT_DOUBLE_EQ(op.params_split, 4 * 3 + 3);
   EXPECT_DOUBLE_EQ(op.params_replicated, 0);
   EXPECT_FALSE(op.row_parallel);
@@ -39,7 +41,8 @@ TEST(OpBuilders, NormParametersAndTraffic) {
   m.hidden = 8;
   m.norm = Norm::layernorm;
   // 10 tokens of 8 values at 2 B: read x and write y = 2 x 10 x 8 x 2 B; keeps 4 B per input element.
-  const Op ln = norm_op("n", Block::attention, m, 10, 2.0, 4.0);
+  std::vector<Op> ops;
+  const Op ln = add_norm(ops, "n", Block::attention, m, 10, 2.0, 4.0);
   EXPECT_EQ(ln.kind, OpKind::norm);
   EXPECT_DOUBLE_EQ(ln.params_replicated, 16);  // gain + bias
   EXPECT_DOUBLE_EQ(ln.params_split, 0);
@@ -48,11 +51,12 @@ TEST(OpBuilders, NormParametersAndTraffic) {
   EXPECT_EQ(ln.saved_split, TpSplit::seq_tp);
   EXPECT_EQ(ln.flops_split, TpSplit::seq_tp);
   m.norm = Norm::rmsnorm;
-  EXPECT_DOUBLE_EQ(norm_op("n", Block::mlp, m, 10, 2.0, 4.0).params_replicated, 8);  // gain only
+  EXPECT_DOUBLE_EQ(add_norm(ops, "n", Block::mlp, m, 10, 2.0, 4.0).params_replicated, 8);  // gain only
 }
 
 TEST(OpBuilders, ElementwiseKeepsAndMovesWhatItIsGiven) {
-  const Op op = elementwise_op("e", Block::head, 3.0, TpSplit::seq_tp, 9.0);
+  std::vector<Op> ops;
+  const Op op = add_elementwise(ops, "e", Block::head, 3.0, TpSplit::seq_tp, 9.0);
   EXPECT_EQ(op.kind, OpKind::elementwise);
   EXPECT_EQ(op.block, Block::head);
   EXPECT_DOUBLE_EQ(op.saved_bytes, 3);
@@ -60,7 +64,34 @@ TEST(OpBuilders, ElementwiseKeepsAndMovesWhatItIsGiven) {
   EXPECT_EQ(op.saved_split, TpSplit::seq_tp);
   EXPECT_EQ(op.flops_split, TpSplit::seq_tp);
   EXPECT_DOUBLE_EQ(op.params_split + op.params_replicated + op.fwd_flops + op.bwd_flops, 0);
-  EXPECT_DOUBLE_EQ(elementwise_op("e", Block::mlp, 0.0, TpSplit::tp).bytes_moved, 0);
+  EXPECT_DOUBLE_EQ(add_elementwise(ops, "e", Block::mlp, 0.0, TpSplit::tp).bytes_moved, 0);
+}
+
+// Each constructor appends one entry after those already there and returns it: adjusting the returned
+// entry adjusts the list's last one, and an entry appended later starts from op_graph.h's defaults.
+TEST(OpBuilders, ConstructorsAppendTheirEntryAndReturnIt) {
+  ModelSpec m;
+  m.hidden = 8;
+  std::vector<Op> ops;
+  add_norm(ops, "n", Block::attention, m, 10, 2.0, 4.0).role = OpRole::head_norm;
+  Op& gemm = add_gemm(ops, "g", Block::attention, 4, 3, 5, false, false, 0.0, TpSplit::seq_tp);
+  gemm.compute_precision = Precision::fp8;
+  EXPECT_EQ(&gemm, &ops.back());
+  add_elementwise(ops, "e", Block::mlp, 0.0, TpSplit::tp);
+  const Op& fresh = add_op(ops);
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_STREQ(ops[0].name, "n");
+  EXPECT_EQ(ops[0].role, OpRole::head_norm);
+  EXPECT_EQ(ops[1].compute_precision, Precision::fp8);
+  EXPECT_STREQ(ops[2].name, "e");
+  EXPECT_EQ(ops[2].role, OpRole::none);
+  const Op defaults;
+  EXPECT_STREQ(fresh.name, defaults.name);
+  EXPECT_EQ(fresh.kind, defaults.kind);
+  EXPECT_DOUBLE_EQ(fresh.passes, 1.0);
+  EXPECT_DOUBLE_EQ(fresh.backward_share, 2.0);
+  EXPECT_DOUBLE_EQ(fresh.model_flops_share, 1.0);
+  EXPECT_EQ(fresh.kernel_class, -1);
 }
 
 }  // namespace

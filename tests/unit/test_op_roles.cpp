@@ -73,13 +73,11 @@ TEST(OpRoles, EagerKernelRulesReadTheRoleNotTheName) {
   ASSERT_GT(r.casts_per_norm_output, 0);
   ASSERT_NE(r.norm_passes, r.head_norm_passes);
   const double s = 4096;
-  Op misnamed_residual = elementwise_op("mlp_residual", Block::mlp, 0.0, TpSplit::seq_tp, 1e6);  // role none
-  Op residual = elementwise_op("sum_of_streams", Block::mlp, 0.0, TpSplit::seq_tp, 1e6);
-  residual.role = OpRole::residual;
-  Op head = norm_op("attention_norm", Block::attention, m, s, 2.0, 2.0);
-  head.role = OpRole::head_norm;
-  const Op block = norm_op("q_norm", Block::attention, m, s, 2.0, 2.0);  // norm_op: a block norm
-  std::vector<Op> ops = {misnamed_residual, residual, head, block};
+  std::vector<Op> ops;
+  add_elementwise(ops, "mlp_residual", Block::mlp, 0.0, TpSplit::seq_tp, 1e6);  // role none
+  add_elementwise(ops, "sum_of_streams", Block::mlp, 0.0, TpSplit::seq_tp, 1e6).role = OpRole::residual;
+  add_norm(ops, "attention_norm", Block::attention, m, s, 2.0, 2.0).role = OpRole::head_norm;
+  add_norm(ops, "q_norm", Block::attention, m, s, 2.0, 2.0);  // add_norm: a block norm
   apply_eager_kernels(ops, m, r, s, 2.0);
   ASSERT_EQ(ops.size(), 5u);  // one autocast cast, after the block norm only
   EXPECT_EQ(ops[0].kernel_class, -1);
@@ -94,13 +92,14 @@ TEST(OpRoles, EagerKernelRulesReadTheRoleNotTheName) {
 // FP8 training (docs/model.md §21): a GEMM reading a fused norm's output needs only the FP8 transpose of
 // its input in the backward; any other GEMM casts and transposes its input in the forward.
 TEST(OpRoles, Fp8NormFusionReadsTheRoleNotTheName) {
-  auto fp8_gemm = [](const char* name, OpRole role) {
-    Op g = gemm_op(name, Block::attention, 1024, 3072, 4096, false, false, 0.0, TpSplit::seq_tp);
+  std::vector<Op> ops;
+  auto add_fp8_gemm = [&ops](const char* name, OpRole role) {
+    Op& g = add_gemm(ops, name, Block::attention, 1024, 3072, 4096, false, false, 0.0, TpSplit::seq_tp);
     g.compute_precision = Precision::fp8;
     g.role = role;
-    return g;
   };
-  std::vector<Op> ops = {fp8_gemm("qkv", OpRole::none), fp8_gemm("projection", OpRole::norm_fed_gemm)};
+  add_fp8_gemm("qkv", OpRole::none);
+  add_fp8_gemm("projection", OpRole::norm_fed_gemm);
   add_fp8_quantization(ops, true, Fp8Recipe::delayed);
   std::vector<std::string> names;
   for (const Op& op : ops) names.emplace_back(op.name);
