@@ -1,4 +1,5 @@
-// Consistency of a scenario: derived layout values and cross-field rules.
+// Consistency of a scenario: derived layout values (model/layout_resolve.cpp) and cross-field rules
+// (model/checks.cpp).
 // Pure and non-throwing so that a sweep can classify millions of layouts.
 #pragma once
 
@@ -24,6 +25,10 @@ std::vector<Problem> resolve_layout(Scenario& s);
 // first, last, second, second-to-last ... (Llama 3.1 405B: 126 layers on 16 stages = 7, 8 x 14, 7).
 std::vector<int> auto_layers_per_stage(int layers, int stages);
 void auto_layers_per_stage(int layers, int stages, std::vector<int>& out);  // reuses `out`
+
+// The fewest layers stage `stage` of `stages` may hold when the interleaved schedule splits each stage
+// into `vpp` chunks (model/layout_resolve.cpp).
+int fewest_stage_layers(int stage, int stages, int vpp);
 
 // Whether `framework` shards within groups at this ZeRO stage (parallel.dp_shard): every framework from
 // ZeRO-1 on, but DeepSpeed only at ZeRO-3 (MiCS, zero_optimization.mics_shard_size).

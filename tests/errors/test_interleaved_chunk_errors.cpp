@@ -1,4 +1,4 @@
-// Interleaved stages need enough layers for their chunks (model/checks.cpp, fewest_stage_layers): each
+// Interleaved stages need enough layers for their chunks (model/layout_resolve.cpp, fewest_stage_layers): each
 // stage splits its layers into vpp chunks of floor(L / v) or ceil(L / v) layers; only the first and
 // last stage may leave one chunk without a layer, which then holds the embedding or the output layer
 // and loss (Llama 3 405B: 126 layers on 16 stages, Dubey et al. 2024, section 3.3.2). Base scenario:
