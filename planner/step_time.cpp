@@ -43,6 +43,51 @@ struct LayerWork {
   FsdpCopies shard_copies;     // FSDP's copies around its gathers and reduce-scatters (planner/fsdp_copies.h)
 };
 
+// The forward work the recompute repeats in the backward, per layer, and its communication: `tp_rerun_f`
+// is the forward's TP time as the rerun pays it, `backward_overlap` whether the backward hides TP collectives.
+void add_recompute_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c, const CommLayout& cl,
+                        double tp_rerun_f, bool backward_overlap, LayerWork& w) {
+  switch (s.parallel.recompute.mode) {
+    case RecomputeMode::none: break;
+    case RecomputeMode::selective:
+      // The checkpointed core attention holds the context-parallel exchange (Megatron-Core attention.py
+      // _checkpointed_attention_forward reruns core_attention, TEDotProductAttention with the cp_group).
+      w.recompute_layer = w.layer.attention_core_fwd;
+      w.recompute_attention = w.layer.attention;
+      w.recompute_comm.add(1.0, 0.0, w.cp_layer_f, 0.0);
+      break;
+    case RecomputeMode::selective_op: {  // what torchtitan's op-level policy runs again (planner/selective_op.h)
+      const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
+      const OpTimes t = time_ops(rerun, c);
+      w.recompute_layer = t.fwd;
+      w.recompute_gemm = t.gemm_fwd;
+      w.recompute_attention = t.attention;
+      w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, backward_overlap));
+      break;
+    }
+    case RecomputeMode::full:
+    case RecomputeMode::every:
+    case RecomputeMode::one_in: {
+      // Per layer on average: one in k layers runs its forward again under one-in-k, and with the early stop
+      // each checkpointed region's last layer only up to its last save (early_stop.h).
+      const LayerRecompute r = layer_recompute(s);
+      w.recompute_layer = r.whole * w.layer.fwd;
+      w.recompute_gemm = r.whole * w.layer.gemm_fwd;
+      w.recompute_attention = r.whole * w.layer.attention;
+      w.recompute_comm.add(r.whole, tp_rerun_f, w.cp_layer_f, w.ep_layer_f);
+      if (r.stopped > 0) {
+        const std::vector<Op> rerun = early_stop_rerun(g.layer);
+        const OpTimes t = time_ops(rerun, c);
+        w.recompute_layer += r.stopped * t.fwd;
+        w.recompute_gemm += r.stopped * t.gemm_fwd;
+        w.recompute_attention += r.stopped * t.attention;
+        w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, backward_overlap));
+      }
+      break;
+    }
+  }
+}
+
 LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& context, const CommLayout& cl,
                      const HardwareProfile& hw, const Zero3Layer& zero3) {
   const ParallelSpec& p = s.parallel;
@@ -83,45 +128,7 @@ LayerWork layer_work(const Scenario& s, const OpGraph& g, const OpTimeContext& c
   w.cp_layer_b = w.comm.cp_b;
   w.ep_layer_f = w.comm.ep_f;
   w.ep_layer_b = w.comm.ep_b;
-  switch (p.recompute.mode) {
-    case RecomputeMode::none: break;
-    case RecomputeMode::selective:
-      // The checkpointed core attention holds the context-parallel exchange (Megatron-Core attention.py
-      // _checkpointed_attention_forward reruns core_attention, TEDotProductAttention with the cp_group).
-      w.recompute_layer = w.layer.attention_core_fwd;
-      w.recompute_attention = w.layer.attention;
-      w.recompute_comm.add(1.0, 0.0, w.cp_layer_f, 0.0);
-      break;
-    case RecomputeMode::selective_op: {  // what torchtitan's op-level policy runs again (planner/selective_op.h)
-      const std::vector<Op> rerun = selective_op_checkpoint(s, g).rerun;
-      const OpTimes t = time_ops(rerun, c);
-      w.recompute_layer = t.fwd;
-      w.recompute_gemm = t.gemm_fwd;
-      w.recompute_attention = t.attention;
-      w.recompute_comm.add(1.0, layer_comm(rerun, cl, t, backward_overlap));
-      break;
-    }
-    case RecomputeMode::full:
-    case RecomputeMode::every:
-    case RecomputeMode::one_in: {
-      // Per layer on average: one in k layers runs its forward again under one-in-k, and with the early stop
-      // each checkpointed region's last layer only up to its last save (early_stop.h).
-      const LayerRecompute r = layer_recompute(s);
-      w.recompute_layer = r.whole * w.layer.fwd;
-      w.recompute_gemm = r.whole * w.layer.gemm_fwd;
-      w.recompute_attention = r.whole * w.layer.attention;
-      w.recompute_comm.add(r.whole, tp_rerun_f, w.cp_layer_f, w.ep_layer_f);
-      if (r.stopped > 0) {
-        const std::vector<Op> rerun = early_stop_rerun(g.layer);
-        const OpTimes t = time_ops(rerun, c);
-        w.recompute_layer += r.stopped * t.fwd;
-        w.recompute_gemm += r.stopped * t.gemm_fwd;
-        w.recompute_attention += r.stopped * t.attention;
-        w.recompute_comm.add(r.stopped, layer_comm(rerun, cl, t, backward_overlap));
-      }
-      break;
-    }
-  }
+  add_recompute_work(s, g, c, cl, tp_rerun_f, backward_overlap, w);
   w.host_copy = activation_offload_seconds(s, hw, g);  // planner/offload_time.h: synchronous, exposed
   w.shard_copies = fsdp_copies(s, zero3, hw, cl.group(CommGroup::dp_shard).size);
   return w;
