@@ -43,6 +43,7 @@ const FrameworkRules kRules[] = {
      .accumulates_gradients_in_place = true,
      .in_place_accumulation_max_zero = 2,
      .copies_gradients_into_reduce_bucket = true,
+     .engine_all_reduce_bucket = 5e8,
      .casts_gradients_to_fp32_accumulator = true,
      .recompute_regathers = true,
      .host_gradient_copy_blocks = true,

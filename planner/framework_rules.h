@@ -86,6 +86,14 @@ struct FrameworkRules {
   // backward runs on, and after the reduce the rank's own partition into grads_in_partition
   // (copy_grads_in_partition). ZeRO-3 copies on its reduce stream, beside the backward (not counted).
   bool copies_gradients_into_reduce_bucket = false;
+  // DeepSpeed's engine all-reduces the gradients itself where no ZeRO optimizer partitions them (engine.py
+  // allreduce_gradients -> buffered_allreduce_fallback -> allreduce_no_retain, allreduce_and_copy,
+  // allreduce_bucket): at ZeRO 0, and under BF16_Optimizer, which has no reduce_gradients (bf16_optimizer.py;
+  // the pipeline engine's _bf16_reduce_grads alike), once per step at the accumulation boundary on the
+  // compute stream, with copies around the all-reduce (optimizer_time.cpp engine_all_reduce_copy_seconds) and
+  // a buffer for it (stage_memory.cpp engine_all_reduce_buffer). Its buckets of gradient tensors close once
+  // they pass this many elements (engine.py MEMORY_OPT_ALLREDUCE_SIZE, 5e8); 0: no such all-reduce.
+  double engine_all_reduce_bucket = 0;
   // 16-bit parameters with fp32 gradients (grad_precision fp32) below ZeRO-2 accumulate in a separate fp32
   // buffer: after each micro-batch's backward every 16-bit gradient is cast to fp32 and added to it (a cast
   // kernel and an add kernel per tensor). DeepSpeed (engine.py _configure_optimizer: bf16 with fp32 accumulation at

@@ -1,5 +1,6 @@
 // The optimizer step: a memory-bound sweep over the local shard, or the offloaded CPU update.
 #include <algorithm>
+#include <cmath>
 
 #include "early_stop.h"
 #include "framework_rules.h"
@@ -130,6 +131,36 @@ double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Har
   return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
+// FrameworkRules::engine_all_reduce_bucket (DeepSpeed's buffered_allreduce_fallback), once per step:
+//  - BF16_Optimizer (keeps_16bit_gradients_beside_fp32_copy) hands over its fp32 flat gradient buffers, one
+//    tensor per parameter group, which `_flatten_dense_tensors` returns as they are (no copy); allreduce_bucket
+//    casts each to the communication dtype (communication_data_type: bf16 under bf16; read 4, write 2 B per
+//    parameter), scales it by 1/dp after the all-reduce (postscale_gradients and gradient_average by default;
+//    read 2, write 2 B) and copies it back (read 2, write 4 B). The all-reduce of bf16 gradients moves the
+//    ring traffic of the fp32 reduce-scatter the planner times for ZeRO-1 (2 (n-1)/n x 2 B = (n-1)/n x 4 B).
+//  - ZeRO 0 otherwise (FP16_Optimizer, fp32): the `.grad` tensors are flattened into buckets of about
+//    engine_all_reduce_bucket elements (torch.cat: read and write), scaled (read and write) and copied back tensor by tensor
+//    (`buf.copy_(synced)`): three read-and-write passes over the kept gradients, in the communication dtype
+//    they already have.
+double engine_all_reduce_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
+                                      double params) {
+  const FrameworkRules& fw = framework_rules(s.training.framework);
+  if (fw.engine_all_reduce_bucket <= 0) return 0.0;
+  const GpuSpec& gpu = s.cluster.gpu;
+  if (keeps_16bit_gradients_beside_fp32_copy(s)) {
+    const double groups = 1.0;  // one flat buffer per parameter group (one kernel of each; a second group adds latency only)
+    return kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_16bit, 6.0 * params, groups).value +
+           kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 4.0 * params, groups).value +
+           kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_fp32, 6.0 * params, groups).value;
+  }
+  if (s.parallel.zero != 0) return 0.0;
+  const double bytes = 2.0 * params * kept_gradient_bytes(s);  // one read-and-write pass
+  const double buckets = std::ceil(params / fw.engine_all_reduce_bucket);
+  const double tensors = parameter_tensors(g, s.parallel, stage_index);
+  return kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 2.0 * bytes, 2.0 * buckets).value +
+         kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, bytes, tensors).value;
+}
+
 }  // namespace
 
 OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw,
@@ -171,6 +202,7 @@ OptimizerTime optimizer_step_seconds(const Scenario& s, const OpGraph& g, const 
   passes += gradient_accumulation_seconds(s, g, hw, stage_index, params, m);
   passes += ddp_bucket_copy_seconds(s, g, hw, stage_index, params, m);
   passes += reduce_bucket_copy_seconds(s, g, hw, stage_index, params, m);
+  passes += engine_all_reduce_copy_seconds(s, g, hw, stage_index, params);
   // FP8 training: Transformer Engine casts each FP8 GEMM's bf16 weight to FP8 with its transpose once
   // per step (fp8_cast_transpose_fused; read 2 B, write 2 B per parameter): Megatron-Core's schedules
   // set is_first_microbatch on the first micro-batch only, later ones reuse the cached FP8 weights

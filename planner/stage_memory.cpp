@@ -95,6 +95,19 @@ DdpBuckets ddp_buckets(const Scenario& s, double gradients) {
   return {gradients, false};
 }
 
+// DeepSpeed's own gradient all-reduce at the step's end (FrameworkRules::engine_all_reduce_bucket; engine.py
+// allreduce_bucket): BF16_Optimizer casts each fp32 flat gradient group to the communication dtype (bf16) for
+// the all-reduce and frees the copy after it, 2 B per parameter of the largest group (one group holds all but
+// the norms and biases: counted as all of the stage's); at ZeRO 0 otherwise each bucket is flattened into a
+// new tensor in the gradients' dtype (a bucket closes once it passes the size: its last tensor's excess is
+// left out).
+double engine_all_reduce_buffer(const Scenario& s, const FrameworkRules& fw, double parameters) {
+  if (fw.engine_all_reduce_bucket <= 0) return 0.0;
+  if (keeps_16bit_gradients_beside_fp32_copy(s)) return 2.0 * parameters;
+  if (s.parallel.zero != 0) return 0.0;
+  return std::min(parameters, fw.engine_all_reduce_bucket) * kept_gradient_bytes(s);
+}
+
 }  // namespace
 
 StageMemoryInputs stage_memory_inputs(const Scenario& s, const OpGraph& g, std::int64_t micro_batches) {
@@ -142,6 +155,12 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
     peak_without_persistent_gradients(s, in, last, copies, acts, buffers, states.gradients);
   } else {
     buffers += copies;
+    // At the step's end the backward's activations and buffers are gone and the all-reduce's buffer comes.
+    const double all_reduce_buffer = engine_all_reduce_buffer(s, fw, b.parameters);
+    if (all_reduce_buffer > acts + buffers) {
+      acts = 0;
+      buffers = all_reduce_buffer;
+    }
   }
   // Allocator slack (docs/model.md §9): the caching allocator fragments only what is allocated and
   // freed during the step (activations, buffers, gradients freed by zero_grad); tensors allocated once

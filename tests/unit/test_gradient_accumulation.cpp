@@ -8,9 +8,12 @@
 // - DeepSpeed below ZeRO-2 with fp32 gradients casts each micro-batch's 16-bit gradients to fp32 (read 2,
 //   write 4 B) and adds them to its fp32 accumulator (read 4 + 4, write 4 B), one kernel of each per
 //   tensor: bf16_optimizer.py _update_hp_grad after every micro-batch; stage_1_and_2.py
-//   fill_grad_accum_attribute (fp16 at ZeRO-1), the first micro-batch's gradient only cast.
+//   fill_grad_accum_attribute (fp16 at ZeRO-1), the first micro-batch's gradient only cast;
+// - DeepSpeed's engine all-reduces the gradients itself at ZeRO 0 and under BF16_Optimizer, once per step, with
+//   copies around the all-reduce (engine.py buffered_allreduce_fallback, allreduce_and_copy, allreduce_bucket).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -138,6 +141,21 @@ Fp32Accumulator fp32_accumulator(const std::string& precision) {
           12.0 * p / r.bandwidth + 195.0 * r.latency};
 }
 
+// BF16_Optimizer's all-reduce (engine.py allreduce_bucket): its fp32 flat gradients cast to bf16 (read 4,
+// write 2 B per parameter), scaled by 1/dp (read 2, write 2 B) and cast back (read 2, write 4 B), one kernel
+// of each over the one flat buffer; once per step.
+double bf16_optimizer_all_reduce_casts() {
+  const Scenario s = test::scenario(kDeepSpeed, {"training.precision=bf16", "training.grad_precision=fp32"});
+  const HardwareProfile hw = profile_for(s);
+  const GpuSpec& gpu = s.cluster.gpu;
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  const auto pass = [&](KernelClass k, double bytes) {
+    return bytes / kernel_class_bandwidth(hw, gpu, k, 0.0) + kernel_class_seconds(hw, gpu, k, 0.0, 0.0).value;
+  };
+  return pass(KernelClass::cast_to_16bit, 6.0 * p) + pass(KernelClass::residual_add, 4.0 * p) +
+         pass(KernelClass::cast_to_fp32, 6.0 * p);
+}
+
 TEST(GradientAccumulation, DeepSpeedBf16CastsAndAddsEveryMicroBatchIntoFp32) {
   const Fp32Accumulator a = fp32_accumulator("bf16");
   const std::vector<std::string> fp32_grads = {"training.precision=bf16", "training.grad_precision=fp32"};
@@ -145,8 +163,10 @@ TEST(GradientAccumulation, DeepSpeedBf16CastsAndAddsEveryMicroBatchIntoFp32) {
   EXPECT_GT(a.cast + a.add, 10e-3);  // 6.7 B parameters, 18 B each: ~50 ms per micro-batch on an H100
   // With one micro-batch BF16_Optimizer still casts and adds, where fp16's ZeRO-1 optimizer only casts (the
   // step itself is the same: fp32 master, states and gradients either way).
+  // (BF16_Optimizer's casts around its all-reduce come on top: DeepSpeedBf16OptimizerCasts... below.)
   const std::vector<std::string> fp16 = {"training.precision=fp16", "training.grad_precision=fp32"};
-  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 1) - deepspeed_optimizer(fp16, 1), a.add, 1e-12);
+  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 1) - deepspeed_optimizer(fp16, 1), a.add + bf16_optimizer_all_reduce_casts(),
+              1e-12);
 }
 
 TEST(GradientAccumulation, DeepSpeedWith16BitGradientsAccumulatesThroughAutograd) {
@@ -172,6 +192,44 @@ TEST(GradientAccumulation, DeepSpeedZero2CopiesEveryGradientIntoTheReduceBucket)
   // micro-batch, only autograd's add into the whole gradients.
   const double whole_add = 6.0 * p / r.bandwidth + 195.0 * r.latency;
   EXPECT_NEAR(deepspeed_optimizer({}, 4) - deepspeed_optimizer({}, 1), 3.0 * whole_add, 1e-12);
+}
+
+// The passes over weights and gradients beside the optimizer's update, for one micro-batch per GPU.
+double weight_passes(const std::vector<std::string>& sets) {
+  std::vector<std::string> all = sets;
+  all.emplace_back("training.global_batch=8");
+  const Scenario s = test::scenario(kDeepSpeed, all);
+  const Plan plan = make_plan(s, profile_for(s));
+  return plan.time.optimizer.value - plan.time.compute_by_kind.optimizer.value;
+}
+
+TEST(GradientAccumulation, DeepSpeedZero0FlattensScalesAndCopiesBackItsGradients) {
+  // ZeRO 0 with fp16 (FP16_Optimizer): engine.py allreduce_no_retain flattens the fp16 .grad tensors into
+  // buckets of up to 5e8 elements (torch.cat: read 2, write 2 B per parameter, a kernel per bucket), scales
+  // the bucket (read 2, write 2 B, a kernel per bucket) and copies each tensor back (read 2, write 2 B, a
+  // kernel per tensor: 195 for llama2-7b), once per step.
+  const std::vector<std::string> zero0 = {"parallel.zero=0", "training.precision=fp16"};
+  const Scenario s = test::scenario(kDeepSpeed, zero0);
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  const double buckets = std::ceil(p / 5e8);
+  ASSERT_DOUBLE_EQ(buckets, 14.0);  // 6.74 B parameters
+  const double expected = 3.0 * 4.0 * p / r.bandwidth + (2.0 * buckets + 195.0) * r.latency;
+  EXPECT_NEAR(weight_passes(zero0), expected, 1e-12);
+  EXPECT_GT(expected, 20e-3);  // 81 GB moved: ~35 ms on an H100
+  // At ZeRO-1 with 16-bit gradients stage_1_and_2.py reduces them itself (reduce_gradients): no such pass.
+  EXPECT_DOUBLE_EQ(weight_passes({"parallel.zero=1", "training.precision=fp16"}), 0.0);
+}
+
+TEST(GradientAccumulation, DeepSpeedBf16OptimizerCastsItsFp32GradientsForTheAllReduceAndBack) {
+  // BF16_Optimizer at one micro-batch: its cast and add into the fp32 gradients (fp32_accumulator) and the
+  // casts around the all-reduce, at ZeRO 0 as at ZeRO 1 (it partitions its fp32 copy either way).
+  const Fp32Accumulator a = fp32_accumulator("bf16");
+  for (const char* zero : {"parallel.zero=0", "parallel.zero=1"}) {
+    EXPECT_NEAR(weight_passes({zero, "training.precision=bf16", "training.grad_precision=fp32"}),
+                a.cast + a.add + bf16_optimizer_all_reduce_casts(), 1e-12)
+        << zero;
+  }
 }
 
 TEST(GradientAccumulation, DeepSpeedZero3PartitionAccumulationIsNotModelled) {

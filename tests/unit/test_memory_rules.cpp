@@ -232,5 +232,35 @@ TEST(MemoryRules, DeepSpeedBf16OptimizerKeepsBf16GradientsBesideItsFp32Ones) {
   EXPECT_NEAR(gradient_bytes("precision: bf16, grad_precision: fp32", 2), 4.0, 1e-9);
 }
 
+TEST(MemoryRules, DeepSpeedsOwnAllReduceNeedsABufferAtTheStepEnd) {
+  // Hand computation (engine.py allreduce_bucket; docs/model.md §9): where DeepSpeed's engine all-reduces the
+  // gradients itself, the step's end holds the model states and the all-reduce's buffer, the backward's
+  // activations gone. BF16_Optimizer casts its fp32 flat gradients to bf16 for it: 2 B per parameter; fp16 at
+  // ZeRO 0 flattens a bucket of 5e8 gradient elements (2 B each) into a new tensor. Short sequences and full
+  // recompute keep the backward's activations below either. stage_1_and_2.py's ZeRO-1 (16-bit gradients)
+  // reduces through its own bucket: its peak keeps the activations.
+  const std::string base =
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n";
+  const auto memory = [&](const std::string& training, int zero) {
+    return estimate(test::scenario(base + "training: {framework: deepspeed, sequence_length: 512, micro_batch: 1, " +
+                                   training + "}\nparallel: {tp: 1, pp: 1, dp: 8, zero: " + std::to_string(zero) +
+                                   ", recompute: full}\n"))
+        .memory;
+  };
+  const MemoryBreakdown bf16_optimizer = memory("precision: bf16, grad_precision: fp32", 1);
+  const double p = bf16_optimizer.parameters;
+  ASSERT_GT(p, 5e8);  // 4 layers of 201 M and two 131 M vocabulary matrices: 1.07 B
+  EXPECT_DOUBLE_EQ(bf16_optimizer.buffers.value, 2.0 * p);
+  EXPECT_DOUBLE_EQ(bf16_optimizer.activations.value, 0.0);
+  EXPECT_DOUBLE_EQ(memory("precision: bf16, grad_precision: fp32", 0).buffers.value, 2.0 * p);
+  const MemoryBreakdown fp16_zero0 = memory("precision: fp16", 0);
+  EXPECT_DOUBLE_EQ(fp16_zero0.buffers.value, 5e8 * 2.0);
+  EXPECT_DOUBLE_EQ(fp16_zero0.activations.value, 0.0);
+  const MemoryBreakdown zero1 = memory("precision: bf16", 1);
+  EXPECT_GT(zero1.activations.value, 0.0);
+  EXPECT_LT(zero1.buffers.value + zero1.activations.value, 5e8 * 2.0);
+}
+
 }  // namespace
 }  // namespace tp
