@@ -80,11 +80,13 @@ struct FrameworkRules {
   // The highest ZeRO stage at which the in-place accumulation above holds. DeepSpeed's ZeRO-3 accumulates
   // each reduced partition into its fp32 partition (stage3.py partition_grads): not modelled.
   int in_place_accumulation_max_zero = 3;
-  // DeepSpeed ZeRO-2 (stage_1_and_2.py with partition_gradients, contiguous_gradients true by default,
-  // runtime/zero/config.py): every micro-batch's gradient hook copies each gradient into the reduce bucket
+  // DeepSpeed ZeRO-1 and ZeRO-2 (stage_1_and_2.py, contiguous_gradients true by default,
+  // runtime/zero/config.py): each gradient is copied into the reduce bucket
   // (reduce_independent_p_g_buckets_and_remove_grads, `new_grad_tensor.copy_(grad_reduc)`) on the stream the
   // backward runs on, and after the reduce the rank's own partition into grads_in_partition
-  // (copy_grads_in_partition). ZeRO-3 copies on its reduce stream, beside the backward (not counted).
+  // (copy_grads_in_partition): with partitioned gradients from every micro-batch's gradient hook, at ZeRO-1
+  // from reduce_gradients at the accumulation boundary (reduce_ready_partitions_and_remove_grads). ZeRO-3
+  // copies on its reduce stream, beside the backward (not counted); BF16_Optimizer has no bucket.
   bool copies_gradients_into_reduce_bucket = false;
   // DeepSpeed's engine all-reduces the gradients itself where no ZeRO optimizer partitions them (engine.py
   // allreduce_gradients -> buffered_allreduce_fallback -> allreduce_no_retain, allreduce_and_copy,

@@ -116,17 +116,21 @@ double ddp_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Hardwa
   return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
 
-// FrameworkRules::copies_gradients_into_reduce_bucket (DeepSpeed ZeRO-2): in every synchronised backward (each
-// micro-batch at ZeRO-2: reduces_every_micro_batch) each gradient is copied into the reduce bucket (read and
-// write the kept gradient element) and, reduced, the rank's own partition into its partition buffer (the same
-// over params / dp); one copy kernel per parameter tensor each.
+// FrameworkRules::copies_gradients_into_reduce_bucket (DeepSpeed's ZeRO-1 and ZeRO-2 optimizer, not
+// BF16_Optimizer): in every synchronised backward (each micro-batch at ZeRO-2, the step's last at ZeRO-1:
+// reduces_every_micro_batch) each gradient is copied into the reduce bucket, which holds the parameters' dtype
+// (read the kept gradient element, fp32 where fp16 accumulates in fp32; write a 16-bit one) and, reduced, the
+// rank's own partition into its partition buffer of that dtype (read and write over params / dp); one copy
+// kernel per parameter tensor each.
 double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                   double params, double micro_batches) {
   const ParallelSpec& p = s.parallel;
   const FrameworkRules& fw = framework_rules(s.training.framework);
-  if (!fw.copies_gradients_into_reduce_bucket || p.zero != 2) return 0.0;
+  const bool zero12_optimizer = p.zero == 2 || (p.zero == 1 && !keeps_16bit_gradients_beside_fp32_copy(s));
+  if (!fw.copies_gradients_into_reduce_bucket || !zero12_optimizer) return 0.0;
   const double syncs = reduces_every_micro_batch(fw, s.training, p) ? micro_batches : 1.0;
-  const double bytes = 2.0 * kept_gradient_bytes(s) * (params + params / p.shard_ranks());
+  const double bucket = parameter_bytes(s.training);
+  const double bytes = (kept_gradient_bytes(s) + bucket) * params + 2.0 * bucket * params / p.shard_ranks();
   const double tensors = parameter_tensors(g, p, stage_index);
   return syncs * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, 2.0 * tensors).value;
 }
@@ -139,9 +143,9 @@ double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Har
 //    read 2, write 2 B) and copies it back (read 2, write 4 B). The all-reduce of bf16 gradients moves the
 //    ring traffic of the fp32 reduce-scatter the planner times for ZeRO-1 (2 (n-1)/n x 2 B = (n-1)/n x 4 B).
 //  - ZeRO 0 otherwise (FP16_Optimizer, fp32): the `.grad` tensors are flattened into buckets of about
-//    engine_all_reduce_bucket elements (torch.cat: read and write), scaled (read and write) and copied back tensor by tensor
-//    (`buf.copy_(synced)`): three read-and-write passes over the kept gradients, in the communication dtype
-//    they already have.
+//    engine_all_reduce_bucket elements (torch.cat: read and write), scaled (read and write) and copied back
+//    tensor by tensor (`buf.copy_(synced)`): three read-and-write passes over the kept gradients, in the
+//    communication dtype they already have.
 double engine_all_reduce_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                       double params) {
   const FrameworkRules& fw = framework_rules(s.training.framework);

@@ -162,11 +162,17 @@ TEST(GradientAccumulation, DeepSpeedBf16CastsAndAddsEveryMicroBatchIntoFp32) {
   EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 4) - deepspeed_optimizer(fp32_grads, 1), 3.0 * (a.cast + a.add), 1e-12);
   EXPECT_GT(a.cast + a.add, 10e-3);  // 6.7 B parameters, 18 B each: ~50 ms per micro-batch on an H100
   // With one micro-batch BF16_Optimizer still casts and adds, where fp16's ZeRO-1 optimizer only casts (the
-  // step itself is the same: fp32 master, states and gradients either way).
-  // (BF16_Optimizer's casts around its all-reduce come on top: DeepSpeedBf16OptimizerCasts... below.)
+  // step itself is the same: fp32 master, states and gradients either way). On top, BF16_Optimizer's casts
+  // around its all-reduce (DeepSpeedBf16OptimizerCasts... below), and fp16's copies into its fp16 reduce
+  // bucket at the step's end (read 4, write 2 B per parameter) and of its partition (read 2, write 2 B over
+  // p / 8), a kernel per tensor each.
   const std::vector<std::string> fp16 = {"training.precision=fp16", "training.grad_precision=fp32"};
-  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 1) - deepspeed_optimizer(fp16, 1), a.add + bf16_optimizer_all_reduce_casts(),
-              1e-12);
+  const Scenario s = test::scenario(kDeepSpeed, fp16);
+  const Rates r = residual_add_rates(s, profile_for(s));
+  const double p = static_cast<double>(estimate(s).parameters_per_gpu);
+  const double fp16_bucket_copies = (6.0 * p + 4.0 * p / 8.0) / r.bandwidth + 2.0 * 195.0 * r.latency;
+  EXPECT_NEAR(deepspeed_optimizer(fp32_grads, 1) - deepspeed_optimizer(fp16, 1),
+              a.add + bf16_optimizer_all_reduce_casts() - fp16_bucket_copies, 1e-12);
 }
 
 TEST(GradientAccumulation, DeepSpeedWith16BitGradientsAccumulatesThroughAutograd) {
@@ -188,8 +194,8 @@ TEST(GradientAccumulation, DeepSpeedZero2CopiesEveryGradientIntoTheReduceBucket)
   const double partition_add = 6.0 * p / 8.0 / r.bandwidth + 195.0 * r.latency;
   const std::vector<std::string> zero2 = {"parallel.zero=2"};
   EXPECT_NEAR(deepspeed_optimizer(zero2, 4) - deepspeed_optimizer(zero2, 1), 3.0 * (copies + partition_add), 1e-12);
-  // ZeRO-1 has no gradient hooks (they come with partitioned gradients or overlap_comm): no copy per
-  // micro-batch, only autograd's add into the whole gradients.
+  // ZeRO-1 has no gradient hooks (they come with partitioned gradients or overlap_comm): its reduce_gradients
+  // copies into the bucket once, at the step's last micro-batch, and autograd adds into the whole gradients.
   const double whole_add = 6.0 * p / r.bandwidth + 195.0 * r.latency;
   EXPECT_NEAR(deepspeed_optimizer({}, 4) - deepspeed_optimizer({}, 1), 3.0 * whole_add, 1e-12);
 }
@@ -217,8 +223,11 @@ TEST(GradientAccumulation, DeepSpeedZero0FlattensScalesAndCopiesBackItsGradients
   const double expected = 3.0 * 4.0 * p / r.bandwidth + (2.0 * buckets + 195.0) * r.latency;
   EXPECT_NEAR(weight_passes(zero0), expected, 1e-12);
   EXPECT_GT(expected, 20e-3);  // 81 GB moved: ~35 ms on an H100
-  // At ZeRO-1 with 16-bit gradients stage_1_and_2.py reduces them itself (reduce_gradients): no such pass.
-  EXPECT_DOUBLE_EQ(weight_passes({"parallel.zero=1", "training.precision=fp16"}), 0.0);
+  // At ZeRO-1 stage_1_and_2.py reduces them itself (reduce_gradients): no such pass, but its copies into the
+  // reduce bucket (read 2, write 2 B) and of the rank's partition (the same over p / 8), a kernel per tensor
+  // each, once per step (reduce_independent_p_g_buckets_and_remove_grads, copy_grads_in_partition).
+  EXPECT_NEAR(weight_passes({"parallel.zero=1", "training.precision=fp16"}),
+              4.0 * (p + p / 8.0) / r.bandwidth + 2.0 * 195.0 * r.latency, 1e-12);
 }
 
 TEST(GradientAccumulation, DeepSpeedBf16OptimizerCastsItsFp32GradientsForTheAllReduceAndBack) {
