@@ -241,6 +241,12 @@ bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s) {
   return accumulates_into_fp32_copy(s) && s.training.precision != Precision::fp16;
 }
 
+bool fills_reduce_bucket(const Scenario& s) {
+  const int zero = s.parallel.zero;
+  return framework_rules(s.training.framework).copies_gradients_into_reduce_bucket &&
+         (zero == 2 || (zero == 1 && !keeps_16bit_gradients_beside_fp32_copy(s)));
+}
+
 double sharded_parameter_bytes(const TrainingSpec& t) {
   const double master = master_bytes(t);
   return master > 0 ? master : parameter_bytes(t);

@@ -242,6 +242,11 @@ bool accumulates_into_fp32_copy(const Scenario& s);
 // 2 B per parameter more; fp16 at ZeRO-1 frees each gradient once added (stage_1_and_2.py fill_grad_accum_attribute).
 bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s);
 
+// Whether the gradients go through DeepSpeed's ZeRO-1/2 reduce bucket (copies_gradients_into_reduce_bucket at
+// ZeRO-2, and at ZeRO-1 unless BF16_Optimizer runs, which all-reduces its own flat buffers): the copies in
+// optimizer_time.cpp, the bucket's memory in stage_memory.cpp.
+bool fills_reduce_bucket(const Scenario& s);
+
 // Bytes per element of a sharded parameter as FSDP keeps it: the fp32 master where one is kept (mixed
 // precision shards the fp32 parameters and gathers 16-bit copies), else the parameter's own dtype (a model
 // built in 16 bits without a master, as PyTorch 1.11's FSDP ran before MixedPrecision).

@@ -126,8 +126,7 @@ double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Har
                                   double params, double micro_batches) {
   const ParallelSpec& p = s.parallel;
   const FrameworkRules& fw = framework_rules(s.training.framework);
-  const bool zero12_optimizer = p.zero == 2 || (p.zero == 1 && !keeps_16bit_gradients_beside_fp32_copy(s));
-  if (!fw.copies_gradients_into_reduce_bucket || !zero12_optimizer) return 0.0;
+  if (!fills_reduce_bucket(s)) return 0.0;
   const double syncs = reduces_every_micro_batch(fw, s.training, p) ? micro_batches : 1.0;
   const double bucket = parameter_bytes(s.training);
   const double bytes = (kept_gradient_bytes(s) + bucket) * params + 2.0 * bucket * params / p.shard_ranks();

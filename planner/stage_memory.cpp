@@ -18,6 +18,19 @@ double weight_copies(const Scenario& s, const StageMemoryInputs& in, const Param
   return copies;
 }
 
+// The gradient reduce buckets: DeepSpeed's ZeRO-1/2 optimizer (fills_reduce_bucket) allocates its bucket at
+// each backward, reduce_bucket_size elements in the parameters' dtype, two of them with overlap_comm
+// (stage_1_and_2.py backward, `ipg_buffer`; reduce_bucket_size default 5e8, overlap_comm off below ZeRO-3 by
+// default: runtime/zero/config.py); otherwise two buckets of memory.comm_bucket bytes from ZeRO-2 on.
+double reduce_bucket_bytes(const Scenario& s, const FrameworkRules& fw) {
+  const ParallelSpec& p = s.parallel;
+  if (fills_reduce_bucket(s)) {
+    const double buckets = grad_reduce_overlapped(fw, p) ? 2.0 : 1.0;
+    return buckets * zero3_settings_of(fw, s.memory).reduce_bucket * parameter_bytes(s.training);
+  }
+  return p.zero >= 2 ? 2.0 * s.memory.comm_bucket.value : 0.0;
+}
+
 // Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered parameters: the
 // gathered modules and, for each of the stage's `layers`, the persistent tensors held whole (their
 // shards are in the weights).
@@ -25,7 +38,7 @@ double stage_buffers(const Scenario& s, const StageMemoryInputs& in, int layers,
   const ParallelSpec& p = s.parallel;
   double buffers = recompute_working_set;
   if (p.pp > 1) buffers += 2.0 * in.activations.boundary;
-  if (p.zero >= 2) buffers += 2.0 * s.memory.comm_bucket.value;
+  buffers += reduce_bucket_bytes(s, *in.framework);
   if (p.zero >= 3) buffers += (in.gathered_params + layers * in.persistent_params) * parameter_bytes(s.training);
   return buffers;
 }
