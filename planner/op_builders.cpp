@@ -15,8 +15,8 @@ const Op kDefaultOp;
 
 Op& add_op(std::vector<Op>& ops) { return ops.emplace_back(kDefaultOp); }
 
-Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
-           double saved_input_bytes, TpSplit saved_split, double copies) {
+Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, double out, double tokens, bool bias,
+             bool row_parallel, double saved_input_bytes, TpSplit saved_split, double copies) {
   Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::gemm;
@@ -41,7 +41,8 @@ Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, dou
 
 double gemm_tokens(const Op& gemm) { return gemm.fwd_flops / (2.0 * gemm.gemm_rows * gemm.gemm_cols); }
 
-Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element) {
+Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpec& m, double s, double bpv,
+             double saved_per_element) {
   Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::norm;
@@ -60,7 +61,8 @@ Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpe
 // tensor, shared by its heads; it runs over the width of q (or k), split by tp with the heads. Timed per
 // element like the layer's norms: the eager chain (pow, mean, rsqrt, mul) and the fused kernels stream
 // their rows the same way at any row length of 128 or more (measured down to 2,048 only).
-Op& add_head_norm(std::vector<Op>& ops, const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element) {
+Op& add_head_norm(std::vector<Op>& ops, const char* name, const ModelSpec& m, double s, double width, double bpv,
+                  double saved_per_element) {
   Op& op = add_op(ops);
   op.name = name;
   op.kind = OpKind::norm;

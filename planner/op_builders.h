@@ -23,8 +23,8 @@ Op& add_op(std::vector<Op>& ops);
 // (experts). Column-parallel GEMMs split the output, row-parallel ones (`row_parallel`) the input; either
 // way the weight is divided by tp. Row-parallel biases are replicated. Keeps `saved_input_bytes` split as
 // `saved_split`; its traffic counts 16-bit operands.
-Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, double out, double tokens, bool bias, bool row_parallel,
-           double saved_input_bytes, TpSplit saved_split, double copies = 1.0);
+Op& add_gemm(std::vector<Op>& ops, const char* name, Block block, double in, double out, double tokens, bool bias,
+             bool row_parallel, double saved_input_bytes, TpSplit saved_split, double copies = 1.0);
 
 // Tokens of one sequence a GEMM op's forward runs over, all its copies (experts) together:
 // fwd_flops = 2 x tokens x in x out (add_gemm).
@@ -32,11 +32,14 @@ double gemm_tokens(const Op& gemm);
 
 // The norm of `m` (LayerNorm: weight and bias; RMSNorm: weight) over `s` tokens stored at `bpv` bytes per
 // value, keeping `saved_per_element` bytes per element of its input; reads x and writes y.
-Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpec& m, double s, double bpv, double saved_per_element);
-Op& add_head_norm(std::vector<Op>& ops, const char* name, const ModelSpec& m, double s, double width, double bpv, double saved_per_element);
+Op& add_norm(std::vector<Op>& ops, const char* name, Block block, const ModelSpec& m, double s, double bpv,
+             double saved_per_element);
+Op& add_head_norm(std::vector<Op>& ops, const char* name, const ModelSpec& m, double s, double width, double bpv,
+                  double saved_per_element);
 
 // A memory-bound elementwise op without parameters or FLOPs: keeps `saved` bytes and moves `moved` bytes
 // in the forward, both split as `split` over the TP ranks.
-Op& add_elementwise(std::vector<Op>& ops, const char* name, Block block, double saved, TpSplit split, double moved = 0.0);
+Op& add_elementwise(std::vector<Op>& ops, const char* name, Block block, double saved, TpSplit split,
+                    double moved = 0.0);
 
 }  // namespace tp

@@ -151,7 +151,7 @@ double engine_all_reduce_copy_seconds(const Scenario& s, const OpGraph& g, const
   if (fw.engine_all_reduce_bucket <= 0) return 0.0;
   const GpuSpec& gpu = s.cluster.gpu;
   if (keeps_16bit_gradients_beside_fp32_copy(s)) {
-    const double groups = 1.0;  // one flat buffer per parameter group (one kernel of each; a second group adds latency only)
+    const double groups = 1.0;  // a flat buffer per parameter group: a second group adds only latency
     return kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_16bit, 6.0 * params, groups).value +
            kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 4.0 * params, groups).value +
            kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_fp32, 6.0 * params, groups).value;
