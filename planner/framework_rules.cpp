@@ -241,6 +241,12 @@ bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s) {
   return accumulates_into_fp32_copy(s) && s.training.precision != Precision::fp16;
 }
 
+EngineAllReduce engine_all_reduce_of(const Scenario& s) {
+  if (framework_rules(s.training.framework).engine_all_reduce_bucket <= 0) return EngineAllReduce::none;
+  if (keeps_16bit_gradients_beside_fp32_copy(s)) return EngineAllReduce::bf16_optimizer_buffers;
+  return s.parallel.zero == 0 ? EngineAllReduce::flattened_buckets : EngineAllReduce::none;
+}
+
 bool fills_reduce_bucket(const Scenario& s) {
   const int zero = s.parallel.zero;
   return framework_rules(s.training.framework).copies_gradients_into_reduce_bucket &&

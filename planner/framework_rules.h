@@ -242,6 +242,13 @@ bool accumulates_into_fp32_copy(const Scenario& s);
 // 2 B per parameter more; fp16 at ZeRO-1 frees each gradient once added (stage_1_and_2.py fill_grad_accum_attribute).
 bool keeps_16bit_gradients_beside_fp32_copy(const Scenario& s);
 
+// Which all-reduce DeepSpeed's engine runs itself (FrameworkRules::engine_all_reduce_bucket): none where a ZeRO
+// optimizer reduces the gradients; BF16_Optimizer's fp32 flat gradient buffers (keeps_16bit_gradients_beside_
+// fp32_copy, ZeRO 0 or 1); at ZeRO 0 otherwise the `.grad` tensors flattened into buckets. Read by the copies
+// around it (optimizer_time.cpp) and its buffer at the step's end (stage_memory.cpp).
+enum class EngineAllReduce { none, bf16_optimizer_buffers, flattened_buckets };
+EngineAllReduce engine_all_reduce_of(const Scenario& s);
+
 // Whether the gradients go through DeepSpeed's ZeRO-1/2 reduce bucket (copies_gradients_into_reduce_bucket at
 // ZeRO-2, and at ZeRO-1 unless BF16_Optimizer runs, which all-reduces its own flat buffers): the copies in
 // optimizer_time.cpp, the bucket's memory in stage_memory.cpp.

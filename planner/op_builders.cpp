@@ -9,7 +9,7 @@ double norm_params(const ModelSpec& m) {
   return static_cast<double>(m.hidden) * (m.norm == Norm::layernorm ? 2.0 : 1.0);
 }
 
-const Op kDefaultOp;
+constexpr Op kDefaultOp{};  // constant-initialized: usable from any translation unit's start-up
 
 }  // namespace
 

@@ -147,16 +147,16 @@ double reduce_bucket_copy_seconds(const Scenario& s, const OpGraph& g, const Har
 //    communication dtype they already have.
 double engine_all_reduce_copy_seconds(const Scenario& s, const OpGraph& g, const HardwareProfile& hw, int stage_index,
                                       double params) {
-  const FrameworkRules& fw = framework_rules(s.training.framework);
-  if (fw.engine_all_reduce_bucket <= 0) return 0.0;
+  const EngineAllReduce path = engine_all_reduce_of(s);
+  if (path == EngineAllReduce::none) return 0.0;
   const GpuSpec& gpu = s.cluster.gpu;
-  if (keeps_16bit_gradients_beside_fp32_copy(s)) {
+  if (path == EngineAllReduce::bf16_optimizer_buffers) {
     const double groups = 1.0;  // a flat buffer per parameter group: a second group adds only latency
     return kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_16bit, 6.0 * params, groups).value +
            kernel_class_calls_seconds(hw, gpu, KernelClass::residual_add, 4.0 * params, groups).value +
            kernel_class_calls_seconds(hw, gpu, KernelClass::cast_to_fp32, 6.0 * params, groups).value;
   }
-  if (s.parallel.zero != 0) return 0.0;
+  const FrameworkRules& fw = framework_rules(s.training.framework);
   const double bytes = 2.0 * params * kept_gradient_bytes(s);  // one read-and-write pass
   const double buckets = std::ceil(params / fw.engine_all_reduce_bucket);
   const double tensors = parameter_tensors(g, s.parallel, stage_index);

@@ -115,10 +115,13 @@ DdpBuckets ddp_buckets(const Scenario& s, double gradients) {
 // new tensor in the gradients' dtype (a bucket closes once it passes the size: its last tensor's excess is
 // left out).
 double engine_all_reduce_buffer(const Scenario& s, const FrameworkRules& fw, double parameters) {
-  if (fw.engine_all_reduce_bucket <= 0) return 0.0;
-  if (keeps_16bit_gradients_beside_fp32_copy(s)) return 2.0 * parameters;
-  if (s.parallel.zero != 0) return 0.0;
-  return std::min(parameters, fw.engine_all_reduce_bucket) * kept_gradient_bytes(s);
+  switch (engine_all_reduce_of(s)) {
+    case EngineAllReduce::none: return 0.0;
+    case EngineAllReduce::bf16_optimizer_buffers: return 2.0 * parameters;
+    case EngineAllReduce::flattened_buckets:
+      return std::min(parameters, fw.engine_all_reduce_bucket) * kept_gradient_bytes(s);
+  }
+  return 0.0;
 }
 
 }  // namespace
