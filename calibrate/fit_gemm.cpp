@@ -37,7 +37,7 @@ GemmModel fit_gemm_model(const GpuSpec& gpu, Precision p, const std::vector<Gemm
       const std::vector<double> x = fit_detail::levenberg_marquardt(
           residuals, {logit(0.75), std::log(k_half), std::log(latency_us), logit(0.7)});
       const double sse = fit_detail::sum_of_squares(residuals(x));
-      if (sse < best_sse) {
+      if (best.empty() || sse < best_sse) {  // the first start kept even when no residual is finite
         best_sse = sse;
         best = x;
       }

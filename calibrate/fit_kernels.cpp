@@ -110,7 +110,7 @@ ClassFit fit_class(const std::vector<const Measurement*>& items, double hbm, Cla
   for (double start : starts) {
     const std::vector<double> x = levenberg_marquardt(residuals, {x0, std::log(start)});
     const double sse = sum_of_squares(residuals(x));
-    if (sse < best_sse) {
+    if (best.empty() || sse < best_sse) {  // the first start kept even when no residual is finite
       best_sse = sse;
       best = x;
     }

@@ -1,5 +1,6 @@
 #include "fitter.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "errors.h"
@@ -27,6 +28,21 @@ void note_unmeasured_families(const Measurements& m, FitResult& r) {
   if (!power) r.report.notes.push_back(std::string("power") + kept);
 }
 
+}  // namespace
+
+namespace {
+// A fit is written only if the planner can load it: measurements far outside what a GPU does (a time in the
+// wrong unit) can fit values past the profile's ranges, which would fail later, in `evaluate`.
+void require_loadable(const FitResult& r, const GpuSpec& gpu) {
+  try {
+    (void)load_profile_text(fitted_profile_yaml(r), "the fitted profile", gpu);
+  } catch (const InputError& e) {
+    throw InputError({r.provenance.sources.empty() ? std::string("calibrate fit") : r.provenance.sources.front(), 0, 0},
+                     e.field(),
+                     e.message() + ": the measurements fit a profile outside the planner's ranges; check their times "
+                                   "(in seconds) and that they are of one GPU");
+  }
+}
 }  // namespace
 
 FitResult fit_profile(const Measurements& m, const FitOptions& options) {
@@ -65,8 +81,17 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
       r.report.notes.push_back(std::string("gemm ") + to_string(p) + ": not measured; default model kept");
     }
   }
+  require_loadable(r, gpu);
   return r;
 }
+
+namespace {
+// ", key: value", or nothing where the measure is undefined (an R^2 of one record, a MAPE of no held-out
+// record): the profile holds no NaN, and `calibrate show` prints an absent one as "-".
+std::string defined(const char* key, double value) {
+  return std::isfinite(value) ? std::string(key) + ": " + fmt(value) : std::string();
+}
+}  // namespace
 
 std::string fitted_profile_yaml(const FitResult& r) {
   std::ostringstream out;
@@ -82,8 +107,8 @@ std::string fitted_profile_yaml(const FitResult& r) {
   out << "  families:\n";
   for (const auto& fam : f.families) {
     out << "    - {family: " << quoted(fam.family) << ", r2_of: " << fam.r2_of << ", fitted: " << fam.fitted << ", held_out: " << fam.held_out
-        << ", r2: " << fmt(fam.r2) << ", mape_percent: " << fmt(fam.mape) << ", r2_fit: " << fmt(fam.r2_fit)
-        << ", mape_fit_percent: " << fmt(fam.mape_fit) << "}\n";
+        << defined(", r2", fam.r2) << defined(", mape_percent", fam.mape) << defined(", r2_fit", fam.r2_fit)
+        << defined(", mape_fit_percent", fam.mape_fit) << "}\n";
   }
   if (!f.collectives.empty()) {
     out << "  collectives:\n";
@@ -111,7 +136,7 @@ std::string fitted_profile_yaml(const FitResult& r) {
 }
 
 void save_fitted_profile(const FitResult& r, const std::string& path) {
-  write_file_atomically(path, fitted_profile_yaml(r));
+  write_output_file(path, [&](std::ostream& out) { out << fitted_profile_yaml(r); }, "the profile");
 }
 
 }  // namespace tp

@@ -62,7 +62,7 @@ class JsonObjectReader {
     if (v.is_null() && !j_.contains(key)) return def;
     if (!v.is_number()) fail(key, std::string("expected a number, got ") + json_type_name(v));
     const double x = v.get<double>();
-    if (!(x >= min)) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
+    if (!(x >= min)) fail(key, "must be at least " + shown(min) + ", got " + shown(x));
     return x;
   }
 

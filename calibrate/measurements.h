@@ -15,6 +15,7 @@
 #include "attention_flops.h"
 #include "collectives.h"
 #include "kernel_class.h"
+#include "output_file.h"
 #include "specs.h"
 #include "timing_stats.h"
 
@@ -176,10 +177,8 @@ nlohmann::json to_json(const Measurements& m);
 Measurements measurements_from_json(const nlohmann::json& j, const std::string& file);
 Measurements measurements_from_text(const std::string& text, const std::string& file);
 Measurements read_measurements(const std::string& path);
-// Atomic: written to path + ".tmp" and renamed over `path`.
+// Never half-written: a temporary file renamed over `path` (model/output_file.h).
 void write_measurements(const Measurements& m, const std::string& path);
-// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
-void write_file_atomically(const std::string& path, const std::string& text);
 
 // nccl-tests conventions (doc/PERFORMANCE.md): algbw = S / t and busbw = algbw x bus_factor(c, n), with
 // S the per-rank buffer (all_reduce, broadcast), the whole gathered array (all_gather, reduce_scatter),

@@ -18,6 +18,8 @@ namespace tp {
 
 namespace {
 using nlohmann::json;
+constexpr double kLeastKernelSeconds = 1e-9;
+constexpr double kMostKernelSeconds = 3600;
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -161,8 +163,13 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
   else if (is_collective(m.op)) read_collective_fields(r, m);
   else if (m.op == MeasuredOp::power) read_power_fields(r, m);
   m.time = read_stats(r, "time", m.op != MeasuredOp::power);
-  if (m.op != MeasuredOp::power && m.time.median <= 0) {
-    throw InputError({file, 0, 0}, r.field("time.median"), "must be positive");
+  // A kernel's time between a nanosecond (the profile's own least time, model/profile_yaml.cpp) and an hour:
+  // a time outside it is a unit slip or a broken timer, and would give the fit an infinite or denormal ratio.
+  if (m.op != MeasuredOp::power && !(m.time.median >= kLeastKernelSeconds && m.time.median <= kMostKernelSeconds)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", m.time.median);
+    throw InputError({file, 0, 0}, r.field("time.median"),
+                     std::string("a kernel time of ") + value + " s is outside [1 ns, 1 h]: times are in seconds");
   }
   if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) m.rate = r.number("rate", 0, false, 0.0);
   m.algorithm = r.string("algorithm", "");

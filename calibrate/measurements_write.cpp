@@ -114,23 +114,8 @@ nlohmann::json to_json(const Measurements& m) {
   return j;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError("cannot write " + tmp);
-    out << text;
-    out.flush();
-    if (!out) throw IoError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IoError("cannot rename " + tmp + " to " + path);
-  }
-}
-
 void write_measurements(const Measurements& m, const std::string& path) {
-  write_file_atomically(path, to_json(m).dump(1) + "\n");
+  write_output_file(path, [&](std::ostream& out) { out << to_json(m).dump(1) << "\n"; }, "the measurements file");
 }
 
 }  // namespace tp

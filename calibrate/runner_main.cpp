@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "catalog.h"
 #include "cuda_runner.h"
 #include "errors.h"
 #include "scenario.h"
@@ -78,6 +79,8 @@ int run(const RunnerOptions& o) {
   const bool has_scenario = !o.scenario.empty();
   if (has_scenario) scenario = load_scenario_file(o.scenario);
   if (o.output.empty()) throw InputError({"command line", 0, 0}, "-o", "an output file is required");
+  check_output_target(o.output, "the measurements file");
+  if (!o.gpu.empty()) (void)Catalog::builtin().gpu(o.gpu, {"--gpu", 0, 0}, "--gpu");
   if (!(o.max_bytes >= 0)) throw InputError({"command line", 0, 0}, "--max-bytes", "must be a number of bytes >= 0");
   const DeviceProbe probe = probe_cuda_devices();
   if (probe.count == 0) {

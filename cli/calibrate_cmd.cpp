@@ -100,6 +100,8 @@ int run_calibrate_run(const CalibrateRunOptions& o) {
   (void)parse_suites(o.suites);
   if (!o.scenario.empty()) (void)load_scenario_file(o.scenario);
   if (o.output.empty()) throw InputError({"command line", 0, 0}, "-o", "an output file is required");
+  check_output_target(o.output, "the measurements file");
+  if (!o.gpu.empty()) (void)Catalog::builtin().gpu(o.gpu, {"--gpu", 0, 0}, "--gpu");
   // The kernels live in a separate executable beside this one, so that trainplan itself loads no CUDA
   // library (docs/calibration.md, "The runner"); exec keeps the process, its environment and MPI ranks.
   const std::filesystem::path runner = calibration_runner_path();
@@ -125,6 +127,7 @@ int run_calibrate_run(const CalibrateRunOptions& o) {
 }
 
 int run_calibrate_fit(const CalibrateFitOptions& o) {
+  if (!o.output.empty()) check_output_target(o.output, "the profile");
   Measurements m = read_measurements(o.input);
   FitOptions fo;
   fo.sources.push_back(o.input);

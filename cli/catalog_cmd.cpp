@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "format_units.h"
 #include "op_graph.h"
+#include "report.h"
 
 namespace tp {
 namespace {
@@ -68,7 +69,7 @@ int run_catalog(const std::string& what, const std::string& format) {
     for (const auto& [key, k] : c.clusters()) {
       j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}, {"host_cpu", to_string(k.host_cpu)}};
     }
-    std::cout << (what.empty() ? j : j[what]).dump(2) << "\n";
+    print_json(std::cout, what.empty() ? j : j[what]);
     return 0;
   }
   if (what.empty() || what == "gpus") print_gpus(c);

@@ -21,8 +21,7 @@ int run_evaluate(const EvaluateOptions& o) {
   if (o.format == "json") {
     nlohmann::json j = plan_json(s, p, hw);
     if (o.simulate) j["time"]["simulated_step_seconds"] = simulated.value;
-    require_finite_json(j);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::cout, j);
   } else {
     print_plan_table(std::cout, s, p, hw, simulated);
   }

@@ -24,4 +24,8 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
 // the model never produces inf or NaN, and JSON would silently turn them into null.
 void require_finite_json(const nlohmann::json& j);
 
+// Prints `j` (2-space indent, then a newline) after require_finite_json; text that is not UTF-8 (a name from a
+// Latin-1 file) is written with U+FFFD in place of its bad bytes, as JSON must be UTF-8.
+void print_json(std::ostream& out, const nlohmann::json& j);
+
 }  // namespace tp

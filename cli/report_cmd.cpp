@@ -144,7 +144,7 @@ int run_report(const ReportOptions& o) {
   header.version = TRAINPLAN_VERSION;
   header.facts_html = facts(s, p);
   const std::string page = report_page(header, toc, body);
-  write_file_atomically(o.output, page);
+  write_output_file(o.output, [&](std::ostream& out) { out << page; }, "the report");
   std::string sections;
   for (const auto& [id, name] : toc) sections += (sections.empty() ? "" : ", ") + name;
   std::cout << "wrote " << o.output << " (" << format_fixed(static_cast<double>(page.size()) / 1000.0, 0)

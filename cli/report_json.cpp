@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
@@ -171,5 +172,10 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
 }
 
 void require_finite_json(const nlohmann::json& j) { check_finite(j, "$"); }
+
+void print_json(std::ostream& out, const nlohmann::json& j) {
+  require_finite_json(j);
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 }  // namespace tp

@@ -138,8 +138,7 @@ int run_simulate(const SimulateOptions& o) {
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
     const nlohmann::json j = simulation_json(s, p, r, o);
-    require_finite_json(j);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::cout, j);
   } else {
     print_simulation_table(std::cout, s, p, r, o, wall_ms);
   }

@@ -5,15 +5,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <unordered_set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "errors.h"
 #include "format_units.h"
+#include "output_file.h"
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
@@ -97,13 +98,7 @@ void check_csv_target(const std::string& path) {
 
 void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
                const std::vector<FastAxis>& axes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw IoError("cannot write " + path);
-    }
+  write_output_file(path, [&](std::ostream& out) {
     out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,dp_shard,recompute,micro_batch,gpus,nodes,memory_bytes,step_seconds,"
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
@@ -114,16 +109,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
           << cell(p.mfu) << "," << cell(p.tokens_per_gpu) << "," << cell(p.run_seconds) << "," << cell(p.cost) << ","
           << cell(p.energy_kwh) << ",\"" << extra_label(p, bases, axes) << "\"\n";
     }
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw IoError("cannot write " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IoError("cannot rename " + tmp + " to " + path);
-  }
+  }, "the CSV file");
 }
 
 void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
@@ -135,16 +121,6 @@ void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
   std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %s points/s  ETA %.0f s ", filled, "==============================",
                width - filled, "", 100 * frac, format_count(rate).c_str(), eta);
   if (done >= total) std::fprintf(stderr, "\n");
-}
-
-// A value given twice on one grid axis would evaluate (and count) the same points twice.
-void reject_duplicate_values(const std::vector<Axis>& axes) {
-  for (const Axis& a : axes) {
-    std::unordered_set<std::string> seen;
-    for (const std::string& v : a.values) {
-      if (!seen.insert(v).second) throw InputError(a.where, "grid." + a.key, "value '" + v + "' is given twice");
-    }
-  }
 }
 
 // The points the CSV holds: every point with --csv-all (or json_all), else the best ones and both
@@ -162,9 +138,17 @@ std::vector<SweepPoint> csv_points(const SweepResult& r, bool keep_all) {
   return kept;
 }
 
-// --format json: counts, rejections, the best points, both Pareto fronts and the nearest misses.
+// --simulate-top: the best layouts re-scored with the event simulator (the run scales with the simulated step),
+// re-ranked, each with its analytic step.
+struct Rescored {
+  std::vector<SweepPoint> points;
+  std::vector<double> analytic_step;
+};
+
+// --format json: counts, rejections, the best points, both Pareto fronts and the nearest misses (and, with
+// --simulate-top, the re-scored layouts).
 void print_sweep_json(const SweepResult& r, Objective objective, const std::vector<SweepBase>& bases,
-                      const std::vector<FastAxis>& fast) {
+                      const std::vector<FastAxis>& fast, const Rescored* rescored) {
   nlohmann::json j;
   j["objective"] = to_string(objective);
   j["points"] = {{"total", r.total}, {"feasible", r.feasible}, {"out_of_memory", r.out_of_memory},
@@ -177,8 +161,15 @@ void print_sweep_json(const SweepResult& r, Objective objective, const std::vect
     j[name] = nlohmann::json::array();
     for (const auto& p : *list) j[name].push_back(point_json(p, bases, fast));
   }
-  require_finite_json(j);
-  std::cout << j.dump(2) << "\n";
+  if (rescored != nullptr) {
+    j["simulated_top"] = nlohmann::json::array();
+    for (size_t i = 0; i < rescored->points.size(); ++i) {
+      nlohmann::json p = point_json(rescored->points[i], bases, fast);
+      p["analytic_step_seconds"] = rescored->analytic_step[i];
+      j["simulated_top"].push_back(p);
+    }
+  }
+  print_json(std::cout, j);
 }
 
 // The table format: a summary line, the counts, the point tables, rejections and nearest misses.
@@ -227,13 +218,12 @@ void rescale_to_simulated_step(SweepPoint& p, double simulated_step, Objective o
                                                        : p.run_seconds;
 }
 
-// Re-scores the best `count` layouts with the event simulator (the run scales with the simulated
-// step) and prints them re-ranked, next to the analytic step.
-void print_simulator_rescore(const SweepResult& r, int count, Objective objective, const std::vector<SweepBase>& bases,
-                             const std::vector<FastAxis>& fast) {
-  std::vector<SweepPoint> rescored(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), count));
+// Re-scores the best `count` layouts with the event simulator and re-ranks them.
+Rescored rescore_with_simulator(const SweepResult& r, int count, Objective objective, const std::vector<SweepBase>& bases,
+                                const std::vector<FastAxis>& fast) {
+  std::vector<SweepPoint> points(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), count));
   std::vector<double> analytic;
-  for (auto& p : rescored) {
+  for (auto& p : points) {
     const SweepBase& base = bases[static_cast<size_t>(p.block)];
     Scenario s = point_scenario(base, fast, p);
     const Plan plan = make_plan(s, base.profile);
@@ -241,16 +231,24 @@ void print_simulator_rescore(const SweepResult& r, int count, Objective objectiv
     analytic.push_back(p.step);
     rescale_to_simulated_step(p, sim.step_seconds.value, objective);
   }
-  std::vector<size_t> order(rescored.size());
+  std::vector<size_t> order(points.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rescored[a].objective < rescored[b].objective; });
-  std::printf("\nRe-scored with the step simulator (best %zu)\n", rescored.size());
-  std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
-  int rank = 0;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return points[a].objective < points[b].objective; });
+  Rescored out;
   for (size_t i : order) {
-    std::printf("  %4d  %-46s %14s %14s %7.1f%%\n", ++rank, layout_label(rescored[i]).c_str(),
-                format_fixed(analytic[i], 3).c_str(), format_fixed(rescored[i].step, 3).c_str(),
-                100.0 * (rescored[i].step / analytic[i] - 1.0));
+    out.points.push_back(points[i]);
+    out.analytic_step.push_back(analytic[i]);
+  }
+  return out;
+}
+
+void print_rescored_table(const Rescored& r) {
+  std::printf("\nRe-scored with the step simulator (best %zu)\n", r.points.size());
+  std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const SweepPoint& p = r.points[i];
+    std::printf("  %4zu  %-46s %14s %14s %7.1f%%\n", i + 1, layout_label(p).c_str(), format_fixed(r.analytic_step[i], 3).c_str(),
+                format_fixed(p.step, 3).c_str(), 100.0 * (p.step / r.analytic_step[i] - 1.0));
   }
 }
 
@@ -260,7 +258,6 @@ int run_sweep_command(const SweepCommandOptions& o) {
   SweepSetup setup = prepare_sweep(o.input, o.sets, o.grids);
   SweepSpec& spec = setup.spec;
   if (!o.csv.empty()) check_csv_target(o.csv);
-  reject_duplicate_values(spec.axes);
   if (!o.objective.empty()) spec.objective = parse_objective(o.objective, {"--objective", 0, 0}, "objective");
   if (o.top > 0) spec.top = o.top;
   const std::vector<FastAxis>& fast = setup.fast;
@@ -282,9 +279,14 @@ int run_sweep_command(const SweepCommandOptions& o) {
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
   if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
-  if (o.format == "json") print_sweep_json(r, spec.objective, bases, fast);
-  else print_sweep_table(r, spec, bases, fast);
-  if (o.simulate_top > 0 && !r.top.empty()) print_simulator_rescore(r, o.simulate_top, spec.objective, bases, fast);
+  std::optional<Rescored> rescored;
+  if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast);
+  if (o.format == "json") {
+    print_sweep_json(r, spec.objective, bases, fast, rescored ? &*rescored : nullptr);
+  } else {
+    print_sweep_table(r, spec, bases, fast);
+    if (rescored) print_rescored_table(*rescored);
+  }
   if (r.feasible == 0) {
     std::cerr << "error: no feasible point among " << r.total << " (" << r.out_of_memory << " out of memory, "
               << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints, " << r.no_progress

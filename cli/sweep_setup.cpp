@@ -1,8 +1,11 @@
 #include "sweep_setup.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 
 #include "errors.h"
+#include "mesh.h"
 #include "scenario.h"
 
 namespace tp {
@@ -42,6 +45,53 @@ std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>
     if (j == digits.size()) break;
   }
   return bases;
+}
+
+// A value given twice on one grid axis would evaluate (and count) the same points twice. (The fast axes'
+// integers are compared by value as they are parsed, make_fast_axis.)
+void reject_duplicate_values(const std::vector<Axis>& axes) {
+  for (const Axis& a : axes) {
+    std::unordered_set<std::string> seen;
+    for (const std::string& v : a.values) {
+      if (!seen.insert(v).second) throw InputError(a.where, "grid." + a.key, "value '" + v + "' is given twice");
+    }
+  }
+}
+
+// `parallel: auto` writes these keys into every layout it tries (planner/mesh.h, LayoutChoice), so an axis
+// over one of them would only repeat each layout once per value.
+void reject_axes_auto_chooses(const SweepSpec& spec) {
+  if (!spec.parallel_auto) return;
+  for (const Axis& a : spec.axes) {
+    if (chosen_by_auto_layouts(a.key)) {
+      throw InputError(a.where, "grid." + a.key,
+                       "parallel: auto chooses this key in every layout it tries: sweep either parallel: auto or " +
+                           a.key);
+    }
+  }
+}
+
+// The sweep file's grid with the command line's: a --grid axis replaces the file's axis of the same key, and
+// --set may not fix a key the grid varies.
+void merge_command_line(SweepSpec& spec, const std::vector<std::string>& sets, const std::vector<std::string>& grids) {
+  SweepSpec extra = sweep_from_cli("", {}, grids);
+  for (const std::string& s : sets) {
+    const std::string key = s.substr(0, s.find('='));
+    for (const Axis& a : spec.axes) {
+      if (a.key == key) {
+        throw InputError({"--set", 0, 0}, key,
+                         "the sweep's grid varies this key (" + a.where.str() + "): give --grid " + key +
+                             "=... to replace its values");
+      }
+    }
+  }
+  for (const auto& s : sets) apply_override(spec.base, s);
+  for (Axis& a : extra.axes) {
+    auto same = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const Axis& f) { return f.key == a.key; });
+    if (same != spec.axes.end()) *same = std::move(a);
+    else spec.axes.push_back(std::move(a));
+  }
+  spec.parallel_auto = spec.parallel_auto || extra.parallel_auto;
 }
 
 }  // namespace
@@ -90,10 +140,7 @@ SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string
   }
   if (from_file) {
     spec = load_sweep_file(input);
-    for (const auto& s : sets) apply_override(spec.base, s);
-    SweepSpec extra = sweep_from_cli("", {}, grids);
-    for (auto& a : extra.axes) spec.axes.push_back(a);
-    spec.parallel_auto = spec.parallel_auto || extra.parallel_auto;
+    merge_command_line(spec, sets, grids);
     (void)checked_point_count(spec);  // the file's axes and --grid's together
   } else {
     spec = sweep_from_cli(input, sets, grids);
@@ -102,6 +149,8 @@ SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string
     throw InputError({"command line", 0, 0}, "--grid",
                      "nothing to sweep: give --grid key=v1,v2,... or --grid parallel=auto (or grid: in a sweep file)");
   }
+  reject_duplicate_values(spec.axes);
+  reject_axes_auto_chooses(spec);
   std::vector<Axis> slow;
   for (const auto& a : spec.axes) {
     if (is_fast_key(a.key)) out.fast.push_back(make_fast_axis(a));

@@ -26,16 +26,31 @@ YAML::Node index_runs(const std::string& index_path) {
   return index["runs"];
 }
 
-// A measured quantity of a run: a finite number > 0 (an error is divided by it), else an InputError at
-// its place in the index.
-double measured_value(const YAML::Node& parent, const std::string& key, const std::string& index_path) {
-  const YAML::Node n = parent[key];
-  double v = 0;
-  if (!n || !YAML::convert<double>::decode(n, v) || !std::isfinite(v) || v <= 0) {
-    throw InputError(n ? location_of(n, index_path) : location_of(parent, index_path), key,
-                     "needs a measured value, a finite number > 0");
+// The ranges a measured value may take: far beyond any real step or GPU, and bounded away from 0 and the
+// largest doubles, so that an error (predicted / measured - 1) is always a finite percentage.
+constexpr double kLeastStep = 1e-6, kMostStep = 1e7;                     // seconds
+constexpr double kLeastTokenRate = 1e-3, kMostTokenRate = 1e9;           // tokens per second per GPU
+constexpr double kLeastPeakBytes = 1, kMostPeakBytes = 1e15;             // bytes allocated
+
+// A published run's measured step: `measured: {step_seconds: S}`, or the step its per-GPU throughput
+// implies (`tokens_per_second_per_gpu: R`: the GPU's tokens per step / R); one of the two.
+double measured_step(const YAML::Node& run, const std::string& index_path, double tokens_per_gpu_step) {
+  const YAML::Node measured = run["measured"];
+  if (!measured || !measured.IsMap()) {
+    throw InputError(location_of(measured ? measured : run, index_path), "measured",
+                     "needs step_seconds or tokens_per_second_per_gpu");
   }
-  return v;
+  MapReader r(measured, "measured", index_path);
+  const bool by_step = r.has("step_seconds");
+  const bool by_rate = r.has("tokens_per_second_per_gpu");
+  if (by_step == by_rate) {
+    r.fail("step_seconds", by_step ? "give step_seconds or tokens_per_second_per_gpu, not both"
+                                   : "needs step_seconds or tokens_per_second_per_gpu");
+  }
+  const double step = by_step ? r.number("step_seconds", 0, kLeastStep, kMostStep)
+                              : tokens_per_gpu_step / r.number("tokens_per_second_per_gpu", 0, kLeastTokenRate, kMostTokenRate);
+  r.finish();
+  return step;
 }
 
 std::string text_of(const YAML::Node& run, const std::string& key, const std::string& index_path) {
@@ -60,11 +75,17 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
     row.has_memory = true;
     row.predicted_memory = (p.estimate.memory.total - p.estimate.memory.overhead).value;
     row.predicted_to_fit = p.estimate.feasible;
-    row.oom = run["oom"] && run["oom"].as<bool>(false);
-    if (!row.oom) {
-      row.measured_step = measured_value(run, "step_seconds", index_path);
-      row.measured_memory = measured_value(run, "peak_allocated_bytes", index_path);
+    MapReader r(run, "runs[" + std::to_string(rows.size()) + "]", index_path);
+    r.node("scenario");
+    r.node("parameters");  // informational: the model's parameter count
+    row.oom = r.boolean("oom", false);
+    // A run that ran out of memory has no step to compare; one that ran has both.
+    row.measured_step = row.oom ? 0 : r.number("step_seconds", -1, kLeastStep, kMostStep);
+    row.measured_memory = row.oom ? 0 : r.number("peak_allocated_bytes", -1, kLeastPeakBytes, kMostPeakBytes);
+    if (row.measured_step < 0 || row.measured_memory < 0) {
+      r.fail(row.measured_step < 0 ? "step_seconds" : "peak_allocated_bytes", "required where the run did not run out of memory");
     }
+    r.finish();
     rows.push_back(row);
   }
   return rows;
@@ -85,17 +106,7 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
     row.name = s.name;
     row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
-    const YAML::Node measured = run["measured"];
-    if (measured && measured["step_seconds"]) {
-      row.measured_step = measured_value(measured, "step_seconds", index_path);
-    } else if (measured && measured["tokens_per_second_per_gpu"]) {
-      // Step time implied by the published per-GPU throughput.
-      row.measured_step =
-          p.estimate.tokens_per_step / (measured_value(measured, "tokens_per_second_per_gpu", index_path) * s.gpus());
-    } else {
-      throw InputError(location_of(measured ? measured : run, index_path), "measured",
-                       "needs step_seconds or tokens_per_second_per_gpu");
-    }
+    row.measured_step = measured_step(run, index_path, p.estimate.tokens_per_step / s.gpus());
     row.mfu = p.time.mfu;
     rows.push_back(row);
   }
@@ -123,8 +134,7 @@ int run_validate(const std::string& dir, const std::string& format) {
   const std::vector<ValidationSet> sets = validation_sets(dir);  // all predicted before anything prints
   if (format == "json") {
     const nlohmann::json j = validation_json(sets);
-    require_finite_json(j);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::cout, j);
   } else {
     print_validation_tables(sets);
   }

@@ -31,6 +31,9 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
+// A number as messages show it: the shortest of %g's forms ("0.9", "1e-09", "1048576").
+std::string shown(double value);
+
 // A file that cannot be read or written.
 class IoError : public std::runtime_error {
  public:

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "hardware_profile.h"
 #include "kernel_class_time.h"
+#include "output_file.h"
 #include "scenario.h"
 #include "spec_reader.h"
 #include "yaml_reader.h"
@@ -253,14 +254,7 @@ std::string profile_yaml(const HardwareProfile& p) {
 }
 
 void save_profile(const HardwareProfile& p, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw IoError("cannot write " + tmp);
-    out << profile_yaml(p);
-    if (!out) throw IoError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path);
+  write_output_file(path, [&](std::ostream& out) { out << profile_yaml(p); }, "the profile");
 }
 
 }  // namespace tp

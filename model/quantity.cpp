@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -97,6 +98,50 @@ bool lookup_unit(std::string_view unit, Dim& dim, double& factor) {
   return false;
 }
 
+// The range a quantity of each dimension may take, in its base unit: far beyond any real machine or job, and
+// small enough that products of them (time x power x GPUs x price) stay finite. A value below `least` must be
+// 0 (where the field allows 0: an unsupported precision's peak): a clock of 1e-300 Hz would make every time
+// infinite. A GHz written for MHz (a clock of 1575 GHz) is caught by the frequency's largest.
+struct Range {
+  double least, most;
+};
+
+Range range_of(Dim d) {
+  switch (d) {
+    case Dim::count: return {0, 1e24};
+    case Dim::bytes: return {0, 1e21};          // a zettabyte
+    case Dim::byte_rate: return {1e3, 1e18};    // 1 kB/s .. 1 EB/s per link or GPU
+    case Dim::flop: return {0, 1e30};
+    case Dim::flop_rate: return {1e6, 1e20};    // per GPU; the largest GPUs give ~1e16
+    case Dim::seconds: return {0, 1e12};        // ~31,700 years
+    case Dim::watts: return {0, 1e9};
+    case Dim::usd: return {0, 1e15};
+    case Dim::usd_per_hour: return {0, 1e6 / kHour};
+    case Dim::usd_per_kwh: return {0, 1e6 / kJoulesPerKwh};
+    case Dim::kg_per_kwh: return {0, 1e6 / kJoulesPerKwh};
+    case Dim::frequency: return {1e6, 1e10};    // 1 MHz .. 10 GHz (GPU clocks are 1-3 GHz)
+  }
+  return {0, 1e300};
+}
+
+// "1e+11 Hz": a bound in the dimension's base unit, for messages.
+std::string in_base_unit(double v, Dim d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  const std::string unit = dim_base_unit(d);
+  return unit.empty() ? std::string(buf) : std::string(buf) + " " + unit;
+}
+
+// The parsed value checked against range_of(dim).
+double in_range(std::string_view raw, Dim dim, double v) {
+  const Range r = range_of(dim);
+  if (!std::isfinite(v) || std::fabs(v) > r.most) {
+    fail(raw, dim, "out of range (at most " + in_base_unit(r.most, dim) + ")");
+  }
+  if (v != 0 && std::fabs(v) < r.least) fail(raw, dim, "out of range (0 or at least " + in_base_unit(r.least, dim) + ")");
+  return v;
+}
+
 }  // namespace
 
 const char* dim_name(Dim d) {
@@ -185,7 +230,7 @@ double parse_quantity(std::string_view raw, Dim dim) {
   }
   std::string_view unit = unit_text;
   if (unit.empty()) {
-    if (dim == Dim::count) return value;
+    if (dim == Dim::count) return in_range(raw, dim, value);
     fail(raw, dim, "missing unit");
   }
   Dim found{};
@@ -194,7 +239,7 @@ double parse_quantity(std::string_view raw, Dim dim) {
     // A count may be a bare prefix: "15 T", "4 Mi".
     if (dim == Dim::count) {
       for (const Prefix& p : kPrefixes) {
-        if (!p.text.empty() && p.text == unit) return value * p.factor;
+        if (!p.text.empty() && p.text == unit) return in_range(raw, dim, value * p.factor);
       }
     }
     fail(raw, dim, "unknown unit '" + std::string(unit) + "'");
@@ -202,7 +247,7 @@ double parse_quantity(std::string_view raw, Dim dim) {
   if (found != dim) {
     fail(raw, dim, "unit '" + std::string(unit) + "' is a " + dim_name(found));
   }
-  return value * factor;
+  return in_range(raw, dim, value * factor);
 }
 
 }  // namespace tp

@@ -11,6 +11,10 @@ namespace tp {
 namespace {
 
 using section_limits::at_most;
+using section_limits::kMaxDataParallel;
+using section_limits::kMaxDegree;
+using section_limits::kMaxRecomputeSpan;
+using section_limits::kMaxVpp;
 using section_limits::kMaxBufferBytes;
 using section_limits::kMaxHostPower;
 using section_limits::kMaxPerKwh;
@@ -32,7 +36,7 @@ Recompute read_recompute(MapReader& r) {
     const bool one_in = m.has("one_in");
     if (one_in && m.has("every")) m.fail("one_in", "give either every or one_in, not both");
     rc.mode = one_in ? RecomputeMode::one_in : RecomputeMode::every;
-    rc.every = static_cast<int>(m.integer(one_in ? "one_in" : "every", 0, 1, 100000));
+    rc.every = static_cast<int>(m.integer(one_in ? "one_in" : "every", 0, 1, kMaxRecomputeSpan));
     m.finish();  // an unknown key first: it is named, with the closest known one
     if (!one_in && !m.has("every")) {
       m.fail("every", "required: {every: k} (segments of k layers) or {one_in: k} (one layer in k checkpointed)");
@@ -47,14 +51,14 @@ Recompute read_recompute(MapReader& r) {
 
 ParallelSpec read_parallel(MapReader& r) {
   ParallelSpec p;
-  p.tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
-  p.pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
-  auto dp = r.integer_or_auto("dp", 1, 1 << 30);
+  p.tp = static_cast<int>(r.integer("tp", 1, 1, kMaxDegree));
+  p.pp = static_cast<int>(r.integer("pp", 1, 1, kMaxDegree));
+  auto dp = r.integer_or_auto("dp", 1, kMaxDataParallel);
   p.dp_auto = !dp.has_value();
   p.dp = dp.value_or(1);
-  p.cp = static_cast<int>(r.integer("cp", 1, 1, 1 << 20));
-  p.ep = static_cast<int>(r.integer("ep", 1, 1, 1 << 20));
-  p.vpp = static_cast<int>(r.integer("vpp", 1, 1, 1 << 10));
+  p.cp = static_cast<int>(r.integer("cp", 1, 1, kMaxDegree));
+  p.ep = static_cast<int>(r.integer("ep", 1, 1, kMaxDegree));
+  p.vpp = static_cast<int>(r.integer("vpp", 1, 1, kMaxVpp));
   YAML::Node lps = r.node("layers_per_stage");
   p.layers_auto = !lps.IsDefined() || (lps.IsScalar() && lps.Scalar() == "auto");
   if (!p.layers_auto) {
@@ -75,9 +79,9 @@ ParallelSpec read_parallel(MapReader& r) {
                           {"ring_all_gather", CpComm::ring_all_gather},
                           {"a2a+p2p", CpComm::a2a_p2p}});
   }
-  if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, 1 << 20));
+  if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, kMaxDegree));
   p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
-  if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, 1 << 30));
+  if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, kMaxDataParallel));
   p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
   p.recompute = read_recompute(r);
   if (r.has("offload")) {

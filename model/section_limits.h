@@ -1,4 +1,6 @@
-// Bounds shared by the section readers of a scenario file (scenario_sections.cpp, training_section.cpp).
+// Bounds shared by the readers of a scenario's values: its section readers (scenario_sections.cpp,
+// training_section.cpp, spec_reader.cpp) and the sweep's grid values (planner/sweep_axes.cpp), so that a
+// value a scenario refuses is refused on a sweep axis too.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +11,14 @@
 
 namespace tp::section_limits {
 
-constexpr std::int64_t kBig = std::int64_t(1) << 52;
+constexpr std::int64_t kBig = std::int64_t(1) << 52;  // sequence length, batch, micro-batch
+
+// Parallel degrees: far above any real layout, low enough that their products stay exact in 64 bits.
+constexpr std::int64_t kMaxDegree = std::int64_t(1) << 20;        // tp, pp, cp, ep, cp_a2a
+constexpr std::int64_t kMaxDataParallel = std::int64_t(1) << 30;  // dp, dp_shard
+constexpr std::int64_t kMaxVpp = std::int64_t(1) << 10;
+constexpr std::int64_t kMaxRecomputeSpan = 100000;               // recompute: {every: k} or {one_in: k}
+constexpr std::int64_t kMaxNodes = 10000000;                     // cluster.nodes
 
 // Upper bounds of the quantities that multiply into run totals: far above any real job, low enough
 // that no product of them (tokens x step time x GPUs x price) leaves the range of a double.

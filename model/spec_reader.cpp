@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "catalog.h"
+#include "section_limits.h"
 
 namespace tp {
 namespace {
@@ -81,7 +82,7 @@ GpuSpec read_gpu_fields(MapReader& r, GpuSpec g) {
 ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& catalog) {
   c.name = r.string("name", c.name);
   if (r.has("gpu")) c.gpu = read_gpu(r.node("gpu"), r.field("gpu"), r.file(), catalog, &c.gpu);
-  c.nodes = static_cast<int>(r.integer("nodes", c.nodes, 1, 10000000));
+  c.nodes = static_cast<int>(r.integer("nodes", c.nodes, 1, section_limits::kMaxNodes));
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", c.gpus_per_node, 1, 1024));
   if (r.has("intra_node")) {
     MapReader link(r.node("intra_node"), r.field("intra_node"), r.file());

@@ -168,7 +168,7 @@ double MapReader::number(const std::string& key, double def, double min, double 
     fail(key, "expected a number, got '" + s + "'");
   }
   if (v < min || v > max) {
-    fail(key, "value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    fail(key, "value " + s + " is out of range [" + shown(min) + ", " + shown(max) + "]");
   }
   return v;
 }

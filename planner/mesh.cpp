@@ -1,5 +1,9 @@
 #include "mesh.h"
 
+#include <algorithm>
+#include <iterator>
+#include <string>
+
 #include "checks.h"
 
 namespace tp {
@@ -107,6 +111,14 @@ void apply_layout(Scenario& s, const LayoutChoice& c) {
   p.dp_auto = true;
   p.layers_auto = true;
   s.training.micro_batch = c.micro_batch;
+}
+
+bool chosen_by_auto_layouts(const std::string& key) {
+  static const char* const keys[] = {
+      "parallel.tp",   "parallel.pp",        "parallel.dp",         "parallel.cp",       "parallel.ep",
+      "parallel.vpp",  "parallel.schedule",  "parallel.zero",       "parallel.recompute", "parallel.sequence_parallel",
+      "parallel.dp_shard", "parallel.layers_per_stage", "training.micro_batch"};
+  return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 
 }  // namespace tp

@@ -7,6 +7,7 @@
 // the per-replica batch.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "specs.h"
@@ -35,5 +36,8 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o =
 
 // Writes a choice into the scenario (dp and layers_per_stage become auto).
 void apply_layout(Scenario& s, const LayoutChoice& c);
+
+// Whether apply_layout writes the scenario key (a grid axis over it would be overwritten by every layout).
+bool chosen_by_auto_layouts(const std::string& key);
 
 }  // namespace tp

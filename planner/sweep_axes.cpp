@@ -1,19 +1,33 @@
 // The fast sweep axes: each grid value of a scenario key becomes a setter that writes it into a Scenario
 // in place (no YAML per point). Values are parsed once, with the scenario's own spellings.
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "errors.h"
+#include "section_limits.h"
 #include "sweep.h"
 
 namespace tp {
 namespace {
 
-std::int64_t parse_int(const Axis& a, const std::string& v, std::int64_t min) {
+using section_limits::kBig;
+using section_limits::kMaxDataParallel;
+using section_limits::kMaxDegree;
+using section_limits::kMaxNodes;
+using section_limits::kMaxRecomputeSpan;
+using section_limits::kMaxVpp;
+
+// An integer in [min, max], the bounds the scenario's reader puts on the same key (section_limits.h); `what`
+// names it in the message.
+std::int64_t parse_int(const Axis& a, const std::string& v, std::int64_t min, std::int64_t max,
+                       const char* what = "an integer") {
   char* end = nullptr;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || end == nullptr || *end != '\0' || x < min) {
-    throw InputError(a.where, a.key, "'" + v + "' is not an integer >= " + std::to_string(min));
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || end == nullptr || *end != '\0' || errno == ERANGE || x < min || x > max) {
+    throw InputError(a.where, a.key,
+                     "'" + v + "' is not " + what + " in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   return x;
 }
@@ -38,10 +52,40 @@ E parse_named(const Axis& a, const std::string& v, int count) {
 
 using Setter = std::function<void(Scenario&)>;
 
-Setter int_setter(const Axis& a, const std::string& v, std::int64_t min, void (*write)(Scenario&, std::int64_t)) {
-  const std::int64_t x = parse_int(a, v, min);
-  return [x, write](Scenario& s) { write(s, x); };
-}
+// The integer keys: their least and largest values and how a value is written into a scenario.
+struct IntKey {
+  const char* key;
+  std::int64_t min, max;
+  void (*write)(Scenario&, std::int64_t);
+  const char* what = "an integer";
+};
+
+const IntKey kIntKeys[] = {
+    {"parallel.tp", 1, kMaxDegree, [](Scenario& s, std::int64_t x) { s.parallel.tp = static_cast<int>(x); }},
+    {"parallel.pp", 1, kMaxDegree,
+     [](Scenario& s, std::int64_t x) {
+       s.parallel.pp = static_cast<int>(x);
+       s.parallel.layers_auto = true;
+     }},
+    {"parallel.dp", 1, kMaxDataParallel,
+     [](Scenario& s, std::int64_t x) {
+       s.parallel.dp = static_cast<int>(x);
+       s.parallel.dp_auto = false;
+     }},
+    {"parallel.cp", 1, kMaxDegree, [](Scenario& s, std::int64_t x) { s.parallel.cp = static_cast<int>(x); }},
+    {"parallel.ep", 1, kMaxDegree, [](Scenario& s, std::int64_t x) { s.parallel.ep = static_cast<int>(x); }},
+    {"parallel.vpp", 1, kMaxVpp,
+     [](Scenario& s, std::int64_t x) {
+       s.parallel.vpp = static_cast<int>(x);
+       s.parallel.layers_auto = true;
+     }},
+    {"parallel.dp_shard", 1, kMaxDataParallel, [](Scenario& s, std::int64_t x) { s.parallel.dp_shard = static_cast<int>(x); }},
+    {"parallel.zero", 0, 3, [](Scenario& s, std::int64_t x) { s.parallel.zero = static_cast<int>(x); }, "a ZeRO stage"},
+    {"training.micro_batch", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.micro_batch = x; }},
+    {"training.global_batch", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.global_batch = x; }},
+    {"training.sequence_length", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.sequence_length = x; }},
+    {"cluster.nodes", 1, kMaxNodes, [](Scenario& s, std::int64_t x) { s.cluster.nodes = static_cast<int>(x); }},
+};
 
 Setter recompute_setter(const Axis& a, const std::string& v) {
   Recompute rc;
@@ -54,7 +98,7 @@ Setter recompute_setter(const Axis& a, const std::string& v) {
     }
     std::string k = v.substr(colon + 1, close - colon - 1);
     k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
-    rc = {one_in ? RecomputeMode::one_in : RecomputeMode::every, static_cast<int>(parse_int(a, k, 1))};
+    rc = {one_in ? RecomputeMode::one_in : RecomputeMode::every, static_cast<int>(parse_int(a, k, 1, kMaxRecomputeSpan))};
   } else {
     rc.mode = parse_named<RecomputeMode>(a, v, 4);  // none | selective | full | selective_op ({every: k}, {one_in: k} above)
   }
@@ -63,30 +107,11 @@ Setter recompute_setter(const Axis& a, const std::string& v) {
 
 Setter make_setter(const Axis& a, const std::string& v) {
   const std::string& k = a.key;
-  if (k == "parallel.tp") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.tp = static_cast<int>(x); });
-  if (k == "parallel.pp")
-    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
-      s.parallel.pp = static_cast<int>(x);
-      s.parallel.layers_auto = true;
-    });
-  if (k == "parallel.dp")
-    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
-      s.parallel.dp = static_cast<int>(x);
-      s.parallel.dp_auto = false;
-    });
-  if (k == "parallel.cp") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.cp = static_cast<int>(x); });
-  if (k == "parallel.ep") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.ep = static_cast<int>(x); });
-  if (k == "parallel.vpp")
-    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) {
-      s.parallel.vpp = static_cast<int>(x);
-      s.parallel.layers_auto = true;
-    });
-  if (k == "parallel.dp_shard")
-    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.parallel.dp_shard = static_cast<int>(x); });
-  if (k == "parallel.zero") {
-    const std::int64_t z = parse_int(a, v, 0);
-    if (z > 3) throw InputError(a.where, a.key, "'" + v + "' is not a ZeRO stage 0-3");
-    return [z](Scenario& s) { s.parallel.zero = static_cast<int>(z); };
+  for (const IntKey& ik : kIntKeys) {
+    if (k == ik.key) {
+      const std::int64_t x = parse_int(a, v, ik.min, ik.max, ik.what);
+      return [x, write = ik.write](Scenario& s) { write(s, x); };
+    }
   }
   if (k == "parallel.schedule") {
     const Schedule sc = parse_named<Schedule>(a, v, 4);
@@ -97,10 +122,6 @@ Setter make_setter(const Axis& a, const std::string& v) {
     return [b](Scenario& s) { s.parallel.sequence_parallel = b; };
   }
   if (k == "parallel.recompute") return recompute_setter(a, v);
-  if (k == "training.micro_batch") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.micro_batch = x; });
-  if (k == "training.global_batch") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.global_batch = x; });
-  if (k == "training.sequence_length")
-    return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.training.sequence_length = x; });
   if (k == "training.flash_attention") {
     const bool b = parse_bool(a, v);
     return [b](Scenario& s) { s.training.flash_attention = b; };
@@ -109,7 +130,6 @@ Setter make_setter(const Axis& a, const std::string& v) {
     const Precision p = parse_named<Precision>(a, v, kPrecisionCount);
     return [p](Scenario& s) { s.training.precision = p; };
   }
-  if (k == "cluster.nodes") return int_setter(a, v, 1, [](Scenario& s, std::int64_t x) { s.cluster.nodes = static_cast<int>(x); });
   throw InputError(a.where, a.key, "not a fast sweep key");
 }
 
@@ -130,9 +150,18 @@ bool is_fast_key(const std::string& key) {
 FastAxis make_fast_axis(const Axis& a) {
   FastAxis f;
   f.key = a.key;
+  std::vector<std::int64_t> integers;  // an integer key's values, compared by value ("4" and "04" are one)
+  const bool integer_key =
+      std::any_of(std::begin(kIntKeys), std::end(kIntKeys), [&](const IntKey& k) { return a.key == k.key; });
   for (const auto& v : a.values) {
     f.labels.push_back(v);
     f.setters.push_back(make_setter(a, v));
+    if (!integer_key) continue;
+    const std::int64_t x = std::strtoll(v.c_str(), nullptr, 10);  // parsed and checked by make_setter
+    if (std::find(integers.begin(), integers.end(), x) != integers.end()) {
+      throw InputError(a.where, "grid." + a.key, "value '" + v + "' is given twice (as " + std::to_string(x) + ")");
+    }
+    integers.push_back(x);
   }
   return f;
 }

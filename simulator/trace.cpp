@@ -9,6 +9,7 @@
 #include <set>
 
 #include "errors.h"
+#include "output_file.h"
 
 namespace tp::sim {
 namespace {
@@ -69,25 +70,9 @@ nlohmann::json chrome_trace(const StepGraph& g, const Execution& x, const std::s
 }
 
 void write_trace(const nlohmann::json& trace, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw IoError("cannot write the trace file '" + path + "': " + std::strerror(errno));
-    }
-    out << trace.dump() << "\n";
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw IoError("cannot write the trace file '" + path + "': write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw IoError("cannot write the trace file '" + path + "': " + why);
-  }
+  // Names that are not UTF-8 are written with U+FFFD in place of their bad bytes (JSON must be UTF-8).
+  const std::string text = trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  write_output_file(path, [&](std::ostream& out) { out << text << "\n"; }, "the trace file");
 }
 
 }  // namespace tp::sim

@@ -4,6 +4,7 @@
 // they set.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "fitter.h"
@@ -87,6 +88,42 @@ TEST(CalibrateMessages, ShowOfADirectoryIsAnError) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(dir + ": is a directory"), std::string::npos) << r.output;
   std::filesystem::remove(dir);
+}
+
+// GEMM times a hundred thousand times too long (a unit slip) fitted an efficiency near 1e-5, written with exit 0
+// and refused later by `calibrate show` and `evaluate`; the fit now loads its own profile and refuses it,
+// writing nothing. A denormal time crashed the fit (SIGSEGV); the reader now refuses it. Found by
+// black-box testing, 2026-11-30.
+TEST(CalibrateMessages, AFitThePlannerCannotLoadIsRefusedAndNotWritten) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  for (auto& it : m.items) {
+    if (it.op == MeasuredOp::gemm) it.time.median = std::min(3600.0, it.time.median * 1e5);
+  }
+  const std::string meas = temp_path("trainplan_msg_slow_gemm.json");
+  const std::string out = temp_path("trainplan_msg_slow_gemm.yaml");
+  write_measurements(m, meas);
+  std::filesystem::remove(out);
+  const auto r = test::run_trainplan("calibrate fit " + meas + " -o " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("outside the planner's ranges"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  m.items.front().time.median = 1e-320;
+  write_measurements(m, meas);
+  const auto denormal = test::run_trainplan("calibrate fit " + meas);
+  EXPECT_EQ(denormal.exit_code, 1) << denormal.output;
+  EXPECT_NE(denormal.output.find("time.median: a kernel time of"), std::string::npos) << denormal.output;
+  std::filesystem::remove(meas);
+}
+
+// "error: --gpu: --gpu: unknown gpu": the place and the field were the same word.
+TEST(CalibrateMessages, AnUnknownGpuFlagIsNamedOnce) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  const std::string meas = temp_path("trainplan_msg_gpu_once.json");
+  write_measurements(m, meas);
+  const auto r = test::run_trainplan("calibrate fit " + meas + " --gpu no-such-gpu");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("--gpu: --gpu:"), std::string::npos) << r.output;
+  std::filesystem::remove(meas);
 }
 
 }  // namespace

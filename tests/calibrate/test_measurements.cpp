@@ -197,11 +197,16 @@ TEST(MeasurementsFile, UnknownKeyAndBadValues) {
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64}, "time": {"median": 1e-5}})")),
             "meas.json: measurements[0].shape.k: missing (required)");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 0}})")),
-            "meas.json: measurements[0].time.median: must be positive");
+            "meas.json: measurements[0].time.median: a kernel time of 0 s is outside [1 ns, 1 h]: times are in seconds");
+  // A denormal time crashed the GEMM fit (every residual infinite); a time in microseconds read as seconds.
+  EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-320}})")),
+            "meas.json: measurements[0].time.median: a kernel time of 9.99989e-321 s is outside [1 ns, 1 h]: times are in seconds");
+  EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 12000}})")),
+            "meas.json: measurements[0].time.median: a kernel time of 12000 s is outside [1 ns, 1 h]: times are in seconds");
   EXPECT_EQ(error_of(with_item(R"({"op": "all_reduce", "dtype": "fp32", "shape": {"bytes": 8, "ranks": 2, "nodes": 4}, "time": {"median": 1e-5}})")),
             "meas.json: measurements[0].shape.nodes: more nodes (4) than ranks (2)");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-5}, "sm_mhz": -5})")),
-            "meas.json: measurements[0].sm_mhz: must be at least 0.000000, got -5.000000");
+            "meas.json: measurements[0].sm_mhz: must be at least 0, got -5");
   EXPECT_EQ(error_of(with_item(R"({"op": "power", "phase": "busy", "watts": 3})")),
             "meas.json: measurements[0].phase: expected idle, gemm or memory, got 'busy'");
 }

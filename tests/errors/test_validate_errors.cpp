@@ -38,7 +38,7 @@ TEST(ValidateErrors, ZeroMeasuredStepIsLocatedAndExitsOne) {
   for (const char* format : {"table", "json"}) {
     const test::RunResult r = test::run_trainplan("validate --dir " + quoted(dir) + " --format " + format);
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_THAT(r.output, HasSubstr(in_index(index, "0}") + ": step_seconds: needs a measured value, a finite number > 0"));
+    EXPECT_THAT(r.output, HasSubstr(in_index(index, "0}") + ": measured.step_seconds: value 0 is out of range [1e-06, 1e+07]"));
     EXPECT_THAT(r.output, Not(HasSubstr("measured [s]")));  // no table header
     EXPECT_THAT(r.output, Not(HasSubstr("{")));              // no JSON
   }
@@ -54,11 +54,41 @@ TEST(ValidateErrors, MissingOrTextMeasurementsAreLocated) {
   const std::string text = validation_dir("validate-text", worded);
   r = test::run_trainplan("validate --dir " + quoted(text));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(in_index(worded, "fast") + ": tokens_per_second_per_gpu: needs a measured value"));
+  EXPECT_THAT(r.output, HasSubstr(in_index(worded, "fast") + ": measured.tokens_per_second_per_gpu: expected a number, got 'fast'"));
   const std::string no_list = validation_dir("validate-nolist", "runs: run.yaml\n");
   r = test::run_trainplan("validate --dir " + quoted(no_list));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("runs: expected a list of runs"));
+}
+
+// Finite values that passed as "a finite number > 0" gave an error of inf % (exit 0) or, with --format json,
+// an internal error (exit 70): a denormal step, a rate near the largest double. Both keys at once kept one
+// silently; a misspelled key was "missing". Found by black-box testing, 2026-11-30.
+TEST(ValidateErrors, MeasuredValuesAreBoundedAndStrict) {
+  struct Case {
+    const char* name;
+    std::string index, needle, message;
+  };
+  const std::string head = "runs:\n- scenario: run.yaml\n  source: mine\n  measured: ";
+  const Case cases[] = {
+      {"validate-denormal", head + "{step_seconds: 1e-320}\n", "1e-320",
+       ": measured.step_seconds: value 1e-320 is out of range [1e-06, 1e+07]"},
+      {"validate-huge-rate", head + "{tokens_per_second_per_gpu: 1.7e308}\n", "1.7e308",
+       ": measured.tokens_per_second_per_gpu: value 1.7e308 is out of range [0.001, 1e+09]"},
+      {"validate-both", head + "{step_seconds: 2, tokens_per_second_per_gpu: 900}\n", "2, tokens",
+       ": measured.step_seconds: give step_seconds or tokens_per_second_per_gpu, not both"},
+      {"validate-misspelled", head + "{step_seconds: 2, step_secs: 1.4}\n", "step_secs:",
+       ": measured.step_secs: unknown key"},
+  };
+  for (const Case& c : cases) {
+    for (const char* format : {"table", "json"}) {
+      const test::RunResult r =
+          test::run_trainplan("validate --dir " + quoted(validation_dir(c.name, c.index)) + " --format " + format);
+      EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.output;
+      EXPECT_THAT(r.output, HasSubstr(in_index(c.index, c.needle) + c.message)) << c.name;
+      EXPECT_THAT(r.output, Not(HasSubstr("inf")));
+    }
+  }
 }
 
 // The same folder with a valid measurement validates: exit 0, one run in the table.

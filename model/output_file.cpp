@@ -1,0 +1,95 @@
+#include "output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "errors.h"
+
+namespace tp {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, const std::string& why) {
+  throw IoError("cannot write " + what + " '" + path + "': " + why);
+}
+
+// Why the last system call failed, or that a write did (a stream's failure need not set errno).
+std::string last_error() { return errno != 0 ? std::strerror(errno) : "the write failed"; }
+
+// The file a path names once links are followed (the path itself when it is no link or a broken one).
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return path;
+  const fs::path target = fs::weakly_canonical(path, ec);
+  return ec ? path : target.string();
+}
+
+// The mode a new file gets (0666 less the umask), or the replaced file's own.
+mode_t mode_for(const std::string& target) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) return st.st_mode & 07777;
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// Writes through an ofstream on `file`; false when any write failed.
+bool stream_to(const std::string& file, const std::function<void(std::ostream&)>& write, std::ios::openmode mode) {
+  std::ofstream out(file, std::ios::binary | mode);
+  if (!out) return false;
+  write(out);
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+void check_output_target(const std::string& path, const std::string& what) {
+  if (path.empty()) fail(what, path, "no file name given");
+  const std::string target = resolved(path);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) fail(what, path, "it is a directory; give a file name");
+  const fs::path parent = fs::path(target).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) fail(what, path, "the folder " + parent.string() + " does not exist");
+}
+
+void write_output_file(const std::string& path, const std::function<void(std::ostream&)>& write, const std::string& what) {
+  check_output_target(path, what);
+  const std::string target = resolved(path);
+  std::error_code ec;
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {  // a device or a pipe: written in place
+    errno = 0;
+    if (!stream_to(target, write, std::ios::out)) fail(what, path, last_error());
+    return;
+  }
+  std::string tmp = target + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) fail(what, path, std::strerror(errno));
+  const bool moded = ::fchmod(fd, mode_for(target)) == 0;
+  ::close(fd);
+  errno = 0;
+  if (!moded || !stream_to(tmp, write, std::ios::trunc)) {
+    const std::string why = last_error();
+    std::remove(tmp.c_str());
+    fail(what, path, why);
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    fail(what, path, why);
+  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  write_output_file(path, [&](std::ostream& out) { out << text; });
+}
+
+}  // namespace tp

@@ -1,0 +1,144 @@
+// What black-box testing of the commands found on 2026-11-30, each held here: output that was lost with exit
+// 0, output files that replaced what their path named, values that overflowed after their unit, sweep axes
+// that wrapped or repeated points, JSON that was not JSON. Oracles: the promises of README.md ("bad input
+// gets a clear error naming the file, line and field, a non-zero exit, nothing half-written, never an inf")
+// and the values written in each test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "error_test_support.h"
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace fs = std::filesystem;
+
+std::string example(const std::string& name) { return "'" + test::source_path("scenarios/examples/" + name) + "'"; }
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Before: `sweep ... > /dev/full` exited 0 with nothing written.
+TEST(OutputSafety, ALostStandardOutputExitsOne) {
+  struct stat st {};
+  if (::stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode)) GTEST_SKIP() << "no /dev/full here";
+  for (const std::string args : {"evaluate", "sweep --grid parallel.tp=2,4 --format json", "catalog gpus"}) {
+    const test::RunResult r = test::run_trainplan(args + " > /dev/full");
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("cannot write the standard output")) << args;
+  }
+}
+
+// Before: the CSV was written to PATH.tmp and renamed over PATH, replacing a link (and /dev/full itself).
+TEST(OutputSafety, ACsvThroughALinkReplacesTheFileAndKeepsTheLink) {
+  const fs::path dir = scratch("trainplan-csv-link");
+  std::ofstream(dir / "target.csv") << "old\n";
+  fs::create_symlink("target.csv", dir / "link.csv");
+  const test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=2,4 --csv '" + (dir / "link.csv").string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.csv"));
+  std::ifstream in(dir / "target.csv");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_THAT(header, HasSubstr("index,status,tp"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2) << "a temporary file was left";
+  // A device is written in place, as the shell's `>` would.
+  const test::RunResult device = test::run_trainplan("sweep --grid parallel.tp=2,4 --csv /dev/null");
+  EXPECT_EQ(device.exit_code, 0) << device.output;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  fs::remove_all(dir);
+}
+
+// Before: the unit's prefix was applied after the number was checked, so `1e300 EB` became inf (JSON: exit
+// 70); a clock written in GHz for MHz gave an MFU of 193 %; a peak of 1e-300 FLOP/s made every time inf.
+TEST(OutputSafety, QuantitiesStayInTheirPhysicalRange) {
+  struct Case {
+    std::string cluster, needle, message;
+  };
+  const Case cases[] = {
+      {"{preset: dgx-h100, gpu: {memory: 1e300 EB}}", "1e300", "cluster.gpu.memory: out of range (at most 1e+21 B)"},
+      {"{preset: dgx-h100, gpu: {tdp: 1e308 W}}", "1e308", "cluster.gpu.tdp: out of range (at most 1e+09 W)"},
+      {"{preset: dgx-h100, sustained_clock: 1575 GHz}", "1575", "cluster.sustained_clock: out of range (at most 1e+10 Hz)"},
+      {"{preset: dgx-h100, gpu: {peak: {bf16: 1e-300 FLOP/s}}}", "1e-300",
+       "cluster.gpu.peak.bf16: out of range (0 or at least 1e+06 FLOP/s)"},
+  };
+  for (const Case& c : cases) {
+    errtest::Yaml y;
+    y.cluster = c.cluster;
+    const errtest::Failure f = errtest::load_error(y.str());
+    ASSERT_TRUE(f.thrown) << c.cluster;
+    EXPECT_THAT(f.what, HasSubstr(errtest::at(y.str(), c.needle) + ": " + c.message)) << f.what;
+  }
+}
+
+// Before: a name that is not UTF-8 (a Latin-1 file) ended `--format json` with an internal error (exit 70).
+TEST(OutputSafety, ANameThatIsNotUtf8IsWrittenAsValidJson) {
+  const fs::path dir = scratch("trainplan-latin1");
+  std::string text = errtest::Yaml{}.str();
+  text.replace(text.find("name: t"), 7, "name: caf\xe9");
+  std::ofstream(dir / "s.yaml") << text;
+  const test::RunResult r = test::run_trainplan("evaluate '" + (dir / "s.yaml").string() + "' --format json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["scenario"]["name"], "caf\xEF\xBF\xBD");  // U+FFFD in place of the bad byte
+  fs::remove_all(dir);
+}
+
+// Before: grid integers wrapped modulo 2^32 (tp 4294967300 ran as a feasible tp 4); "4,04" ran twice; an axis the
+// automatic layouts also set repeated every layout once per value; a --grid axis the sweep file has was added
+// beside it (432 points, all tp 8); --set of a swept key was silently ignored.
+TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"sweep --grid parallel.tp=4294967300", "parallel.tp: '4294967300' is not an integer in [1, 1048576]"},
+      {"sweep --grid parallel.tp=99999999999999999999", "is not an integer in [1, 1048576]"},
+      {"sweep --grid cluster.nodes=4294967304", "cluster.nodes: '4294967304' is not an integer in [1, 10000000]"},
+      {"sweep --grid parallel.tp=4,04", "value '04' is given twice (as 4)"},
+      {"sweep --grid parallel=auto --grid parallel.tp=2", "parallel: auto chooses this key in every layout it tries"},
+      {"sweep " + example("sweep-llama3.1-70b.yaml") + " --set parallel.tp=8",
+       "--set: parallel.tp: the sweep's grid varies this key"},
+  };
+  for (const Case& c : cases) {
+    const test::RunResult r = test::run_trainplan(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.message)) << c.args;
+  }
+  // The file sweeps tp over 3 values (432 points); --grid parallel.tp=8 replaces that axis: 432 / 3 points.
+  const test::RunResult replaced =
+      test::run_trainplan("sweep " + example("sweep-llama3.1-70b.yaml") + " --grid parallel.tp=8 --format json");
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  EXPECT_EQ(nlohmann::json::parse(replaced.output)["points"]["total"], 144);
+}
+
+// Before: the re-scored table was printed after the JSON object, so stdout was no JSON.
+TEST(OutputSafety, SimulateTopKeepsTheSweepJsonValid) {
+  const test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=2,4,8 --simulate-top 2 --format json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["simulated_top"].size(), 2u);
+  for (const auto& p : j["simulated_top"]) {
+    EXPECT_GT(p["step_seconds"].get<double>(), 0);
+    EXPECT_GT(p["analytic_step_seconds"].get<double>(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace tp
