@@ -22,7 +22,8 @@ void add_simulate_command(CLI::App& app, CliCommands& commands) {
   auto sim = std::make_shared<SimulateOptions>();
   CLI::App* simulate = app.add_subcommand("simulate", "Simulate one training step: schedule, overlap, bubbles, timeline");
   add_scenario_options(*simulate, sim->scenario, sim->profile, sim->sets, "parallel.pp=8");
-  simulate->add_option("--trace", sim->trace, "Write a Chrome trace JSON of the step (open in Perfetto)");
+  simulate->add_option("--trace", sim->trace, "Write a Chrome trace JSON of the step (open in Perfetto)")
+      ->check(non_empty_path());
   simulate->add_option("--steps", sim->steps, "Simulated steps (with --jitter: the step-time distribution)")
       ->check(CLI::Range(1, 1000000));
   simulate->add_option("--jitter", sim->jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
@@ -47,13 +48,15 @@ void add_catalog_command(CLI::App& app, CliCommands& commands) {
 void add_sweep_command(CLI::App& app, CliCommands& commands) {
   auto opts = std::make_shared<SweepCommandOptions>();
   CLI::App* sweep = app.add_subcommand("sweep", "Evaluate a grid of layouts; rank, Pareto fronts, rejections");
-  sweep->add_option("input", opts->input, "Scenario YAML or sweep YAML (default: the built-in scenario)");
+  sweep->add_option("input", opts->input, "Scenario YAML or sweep YAML (default: the built-in scenario)")
+      ->check(non_empty_path());
   sweep->add_option("--grid", opts->grids, "key=v1,v2,... | key=lo..hi | key=lo..hi:pow2 | parallel=auto");
   sweep->add_option("--set", opts->sets, "Override a key of the base scenario (repeatable)");
   sweep->add_option("--objective", opts->objective, "time | cost | energy | tokens_per_gpu | mfu");
   sweep->add_option("--top", opts->top, "How many of the best points to show (default 10)")
       ->check(CLI::Range(1, 1000000));
-  CLI::Option* csv = sweep->add_option("--csv", opts->csv, "Write the kept points (or all with --csv-all) to a CSV file");
+  CLI::Option* csv = sweep->add_option("--csv", opts->csv, "Write the kept points (or all with --csv-all) to a CSV file")
+                         ->check(non_empty_path());
   sweep->add_flag("--csv-all", opts->csv_all, "With --csv: every evaluated point")->needs(csv);
   add_format_option(*sweep, opts->format);
   sweep->add_option("--threads", opts->threads, "Worker threads (default: all cores)")
@@ -70,7 +73,8 @@ void add_validate_command(CLI::App& app, CliCommands& commands) {
   };
   auto opts = std::make_shared<Options>();
   CLI::App* validate = app.add_subcommand("validate", "Predict the published runs and report the error per run");
-  validate->add_option("--dir", opts->dir, "Folder with index.yaml and the validation scenarios");
+  validate->add_option("--dir", opts->dir, "Folder with index.yaml and the validation scenarios")
+      ->check(non_empty_path());
   add_format_option(*validate, opts->format);
   commands.push_back({validate, [opts] { return run_validate(opts->dir, opts->format); }});
 }
@@ -78,13 +82,18 @@ void add_validate_command(CLI::App& app, CliCommands& commands) {
 void add_report_command(CLI::App& app, CliCommands& commands) {
   auto opts = std::make_shared<ReportOptions>();
   CLI::App* report = app.add_subcommand("report", "Write one self-contained HTML page with the plan's charts");
-  report->add_option("scenario", opts->scenario, "Scenario YAML (default: the sweep's best layout, else the built-in one)");
-  report->add_option("--sweep", opts->sweep, "Sweep YAML: adds the run time vs cost scatter and the feasibility map");
+  report->add_option("scenario", opts->scenario, "Scenario YAML (default: the sweep's best layout, else the built-in one)")
+      ->check(non_empty_path());
+  report->add_option("--sweep", opts->sweep, "Sweep YAML: adds the run time vs cost scatter and the feasibility map")
+      ->check(non_empty_path());
   report->add_option("--grid", opts->grids, "Sweep the scenario: key=v1,v2,... (as trainplan sweep --grid)");
-  report->add_option("--profile", opts->profile, "Hardware profile YAML");
-  report->add_option("--measurements", opts->measurements, "Measurements JSON: adds the calibration charts");
+  report->add_option("--profile", opts->profile, "Hardware profile YAML")
+      ->check(non_empty_path());
+  report->add_option("--measurements", opts->measurements, "Measurements JSON: adds the calibration charts")
+      ->check(non_empty_path());
   report->add_option("--set", opts->sets, "Override a key: --set parallel.tp=4 (repeatable)");
-  report->add_option("-o,--output", opts->output, "HTML file to write")->required();
+  report->add_option("-o,--output", opts->output, "HTML file to write")->required()
+      ->check(non_empty_path());
   commands.push_back({report, [opts] { return run_report(*opts); }});
 }
 

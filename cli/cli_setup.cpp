@@ -29,12 +29,18 @@ CLI::Validator finite_range(double lo, double hi) {
       "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
 }
 
+CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](std::string& path) { return path.empty() ? std::string("an empty path: give a file name") : std::string(); },
+      "PATH");
+}
+
 int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 void add_scenario_options(CLI::App& cmd, std::string& scenario, std::string& profile, std::vector<std::string>& sets,
                           const std::string& set_example) {
-  cmd.add_option("scenario", scenario, "Scenario YAML (default: the built-in scenario)");
-  cmd.add_option("--profile", profile, "Hardware profile YAML");
+  cmd.add_option("scenario", scenario, "Scenario YAML (default: the built-in scenario)")->check(non_empty_path());
+  cmd.add_option("--profile", profile, "Hardware profile YAML")->check(non_empty_path());
   cmd.add_option("--set", sets, "Override a key: --set " + set_example + " (repeatable)");
 }
 

@@ -18,6 +18,9 @@ using CliCommands = std::vector<CliCommand>;
 
 // A number that is finite and in [lo, hi] (CLI::Range lets NaN through: every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+// A file path that is not empty: `evaluate ""` (an unset shell variable) would otherwise mean "no file given"
+// and plan the built-in scenario, and `--trace ""` would write nothing and say nothing.
+CLI::Validator non_empty_path();
 // Worker threads: 1 ... 4 x the hardware threads (more only adds memory and switching).
 int max_threads();
 

@@ -62,6 +62,14 @@ TEST(UsageExits, JitterMustBeAFiniteFraction) {
   expect_usage_error("simulate --jitter -0.1", "--jitter");
 }
 
+// An empty path (an unset shell variable) planned the built-in scenario, or wrote no trace, silently.
+TEST(UsageExits, AnEmptyPathIsAnError) {
+  expect_usage_error("evaluate ''", "scenario: an empty path");
+  expect_usage_error("simulate --trace ''", "--trace: an empty path");
+  expect_usage_error("sweep --grid parallel.tp=1,2 --csv ''", "--csv: an empty path");
+  expect_usage_error("report -o ''", "an empty path");
+}
+
 // Issue case: --csv-all without --csv passed silently.
 TEST(UsageExits, CsvAllNeedsCsv) { expect_usage_error("sweep --grid parallel.tp=1,2 --csv-all", "--csv"); }
 
