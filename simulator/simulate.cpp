@@ -72,15 +72,17 @@ SimResult simulate(const StepInputs& in, const SimOptions& o) {
   const CompiledGraph cg = compile(g.graph, o.link_sharing);
   Engine engine(cg);
   const int steps = std::max(1, o.steps);
+  // Without jitter every step is the same schedule: simulated once, and its time is every step's.
+  const int runs = o.jitter > 0 ? steps : 1;
   SplitMix rng{o.seed};
   std::vector<double> durations = cg.duration;
   std::vector<double> times;
-  times.reserve(static_cast<std::size_t>(steps));
+  times.reserve(static_cast<std::size_t>(runs));
 
   SimResult r;
   r.tasks = cg.tasks;
   r.lower_bound = lower_bound(in);
-  for (int k = 0; k < steps; ++k) {
+  for (int k = 0; k < runs; ++k) {
     if (o.jitter > 0) {
       const double sigma = o.jitter;
       for (std::size_t t = 0; t < durations.size(); ++t) {
