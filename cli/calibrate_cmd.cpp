@@ -38,6 +38,16 @@ std::filesystem::path calibration_runner_path() {
   return dir / "trainplan-calibrate-run";
 }
 
+// Whether two files' devices can be one GPU: the same catalog key where both name one, the same memory (within
+// 5 %) where both measured it, else the same name (torch imports name the catalog GPU, `calibrate run` the
+// driver's name: "NVIDIA H100 SXM5 80GB" and "NVIDIA H100 80GB HBM3" are one GPU).
+bool same_gpu(const DeviceInfo& a, const DeviceInfo& b) {
+  const bool both_keyed = !a.gpu_key.empty() && !b.gpu_key.empty();
+  if (both_keyed && a.gpu_key != b.gpu_key) return false;
+  if (a.memory_bytes > 0 && b.memory_bytes > 0) return std::fabs(a.memory_bytes / b.memory_bytes - 1) <= 0.05;
+  return both_keyed || a.name.empty() || b.name.empty() || a.name == b.name;
+}
+
 // The cluster the fit compares against: the scenario's, else the catalog GPU (named, recorded in the
 // file, or guessed from the device name) with its NVLink as the intra-node tier.
 ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
@@ -56,6 +66,14 @@ ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
   const std::string field = from_flag ? "--gpu" : from_file ? "device.gpu_key" : "device.name";
   ClusterSpec c;
   c.gpu = Catalog::builtin().gpu(key, where, field);
+  // A device whose memory is not the catalog GPU's (an H200's 141 GB recorded as an H100) is fitted against
+  // the wrong peaks: said, since only the user knows which is right.
+  const double memory = m.device.memory_bytes;
+  if (!from_flag && memory > 0 && std::fabs(memory / c.gpu.memory.value - 1) > 0.15) {
+    std::fprintf(stderr, "warning: %s: the device '%s' has %.0f GB of memory, the catalog's %s %.0f GB: give --gpu KEY if "
+                         "it is another GPU\n", o.input.c_str(), m.device.name.c_str(), memory / 1e9, c.gpu.key.c_str(),
+                 c.gpu.memory.value / 1e9);
+  }
   c.key = "calibration";
   c.gpus_per_node = std::max(1, m.settings.gpus_per_node);
   c.nodes = std::max(1, m.settings.nodes);
@@ -133,6 +151,11 @@ int run_calibrate_fit(const CalibrateFitOptions& o) {
   fo.sources.push_back(o.input);
   for (const std::string& more : o.more_inputs) {
     const Measurements extra = read_measurements(more);
+    if (!same_gpu(extra.device, m.device)) {
+      throw InputError({more, 0, 0}, "device.name",
+                       "measured on '" + extra.device.name + "', " + o.input + " on '" + m.device.name +
+                           "': a profile describes one GPU; fit each GPU's measurements apart");
+    }
     m.items.insert(m.items.end(), extra.items.begin(), extra.items.end());
     fo.sources.push_back(more);
   }

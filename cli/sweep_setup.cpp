@@ -16,7 +16,7 @@ std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>
   std::vector<SweepBase> bases;
   std::vector<size_t> digits(slow.size(), 0);
   while (true) {
-    YAML::Node doc = YAML::Clone(spec.base);
+    YAML::Node doc = base_document(spec);
     std::string label;
     for (size_t i = 0; i < slow.size(); ++i) {
       const std::string& v = slow[i].values[digits[i]];
@@ -85,7 +85,8 @@ void merge_command_line(SweepSpec& spec, const std::vector<std::string>& sets, c
       }
     }
   }
-  for (const auto& s : sets) apply_override(spec.base, s);
+  spec.sets.insert(spec.sets.end(), sets.begin(), sets.end());
+  (void)base_document(spec);  // a bad --set before any work
   for (Axis& a : extra.axes) {
     auto same = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const Axis& f) { return f.key == a.key; });
     if (same != spec.axes.end()) *same = std::move(a);

@@ -59,6 +59,17 @@ std::string text_of(const YAML::Node& run, const std::string& key, const std::st
   return n.as<std::string>();
 }
 
+// The scenario a run names, relative to the index's folder; a file that is missing is named with the index
+// line that names it.
+Scenario run_scenario(const YAML::Node& run, const std::string& dir, const std::string& index_path) {
+  const std::string path = dir + "/" + text_of(run, "scenario", index_path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(location_of(run["scenario"], index_path), "scenario", path + ": no such file");
+  }
+  return load_scenario_file(path);
+}
+
 // The real single-GPU steps of dir/index.yaml: step time, and total - overhead against the peak the
 // framework allocated (JSON contract: memory.per_gpu.overhead is the CUDA context and allocator slack).
 std::vector<ValidationRow> step_rows(const std::string& dir) {
@@ -67,7 +78,7 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
   for (const auto& run : index_runs(index_path)) {
     ValidationRow row;
     row.scenario = row.name = text_of(run, "scenario", index_path);
-    const Scenario s = load_scenario_file(dir + "/" + row.scenario);
+    const Scenario s = run_scenario(run, dir, index_path);
     const Plan p = make_plan(s, profile_for(s));
     row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
@@ -101,7 +112,7 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
     row.scenario = text_of(run, "scenario", index_path);
     row.source = text_of(run, "source", index_path);
     if (run["class"]) row.failure_class = run["class"].as<std::string>();
-    const Scenario s = load_scenario_file(dir + "/" + row.scenario);
+    const Scenario s = run_scenario(run, dir, index_path);
     const Plan p = make_plan(s, profile_for(s));
     row.name = s.name;
     row.gpu = s.cluster.gpu.key;

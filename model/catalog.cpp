@@ -88,6 +88,12 @@ const T& Catalog::find(const std::map<std::string, T>& items, const std::string&
   throw InputError(where, field, msg);
 }
 
+std::string Catalog::gpu_key_of(const std::string& name) const {
+  if (gpus_.count(name) > 0) return name;
+  const auto a = alias_.find("gpu:" + name);
+  return a != alias_.end() ? a->second : name;
+}
+
 const GpuSpec& Catalog::gpu(const std::string& name, const SourceLocation& where, const std::string& field) const {
   return find(gpus_, name, "gpu", where, field);
 }

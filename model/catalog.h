@@ -28,6 +28,8 @@ class Catalog {
   const std::map<std::string, ModelSpec>& models() const { return models_; }
   const std::map<std::string, ClusterSpec>& clusters() const { return clusters_; }
   std::vector<std::string> aliases_of(const std::string& key) const;
+  // The key of the GPU a name or alias names ("h200" -> "h200-sxm-141gb"); the name itself when unknown.
+  std::string gpu_key_of(const std::string& name) const;
 
  private:
   template <class T>

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "catalog.h"
 #include "errors.h"
 #include "hardware_profile.h"
 #include "kernel_class_time.h"
@@ -151,7 +152,7 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
   HardwareProfile p = default_profile(gpu);
   p.name = name;
   MapReader r(root, "", name);
-  p.gpu = r.string("gpu", p.gpu);
+  p.gpu = Catalog::builtin().gpu_key_of(r.string("gpu", p.gpu));  // an alias (h200) read as its key
   p.clock_hz = r.quantity("clock", Dim::frequency, p.clock_hz, kAnyPositive);
   read_gemm(r, p);
   read_gemm_measured(r, p);

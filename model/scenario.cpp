@@ -164,6 +164,10 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
     const size_t slash = file.rfind('/');
     if (slash != std::string::npos) s.profile = file.substr(0, slash + 1) + s.profile;
   }
+  std::error_code no_file;
+  if (!s.profile.empty() && !std::filesystem::exists(s.profile, no_file)) {
+    r.fail("profile", s.profile + ": no such file (a path relative to this scenario's folder)");
+  }
   r.finish();
   if (s.name.empty()) s.name = s.model.name + " on " + std::to_string(s.gpus()) + " " + s.cluster.gpu.name;
 

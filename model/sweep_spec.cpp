@@ -158,14 +158,10 @@ std::uint64_t checked_point_count(const SweepSpec& spec) {
 SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std::string>& sets,
                          const std::vector<std::string>& grids) {
   SweepSpec spec;
-  if (scenario_path.empty()) {
-    spec.base = YAML::Load(default_scenario_text());
-    spec.base_file = "built-in default scenario";
-  } else {
-    spec.base = load_yaml_file(scenario_path);
-    spec.base_file = scenario_path;
-  }
-  for (const auto& s : sets) apply_override(spec.base, s);
+  spec.base_text = scenario_path.empty() ? default_scenario_text() : read_input_file(scenario_path);
+  spec.base_file = scenario_path.empty() ? "built-in default scenario" : scenario_path;
+  spec.sets = sets;
+  (void)base_document(spec);  // a bad --set or YAML error before any axis
   for (const auto& g : grids) {
     const size_t eq = g.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -187,6 +183,13 @@ SweepSpec sweep_from_cli(const std::string& scenario_path, const std::vector<std
   return spec;
 }
 
+YAML::Node base_document(const SweepSpec& spec) {
+  YAML::Node doc = parse_yaml_text(spec.base_text, spec.base_file);
+  if (spec.base_inline) doc = doc["base"];
+  for (const auto& s : spec.sets) apply_override(doc, s);
+  return doc;
+}
+
 bool is_sweep_document(const YAML::Node& root) { return root.IsMap() && (root["grid"] || root["base"]); }
 
 SweepSpec load_sweep_file(const std::string& path) { return load_sweep_text(read_input_file(path), path); }
@@ -203,15 +206,24 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
       const size_t slash = path.rfind('/');
       if (slash != std::string::npos) file = path.substr(0, slash + 1) + file;
     }
-    spec.base = load_yaml_file(file);
+    try {
+      spec.base_text = read_input_file(file);
+    } catch (const InputError& e) {  // say which line of the sweep file names it
+      throw InputError(r.where("base"), "base", e.what());
+    }
     spec.base_file = file;
   } else {
-    spec.base = base;
+    spec.base_text = text;
     spec.base_file = path;
+    spec.base_inline = true;
   }
+  (void)base_document(spec);
   if (!r.has("grid")) r.fail("grid", "required: a mapping of scenario keys to values");
   YAML::Node grid = r.node("grid");
-  if (!grid.IsMap()) r.fail("grid", "expected a mapping of scenario keys to values");
+  if (!grid.IsMap() || grid.size() == 0) {
+    r.fail("grid", grid.IsMap() ? "nothing to sweep: give at least one key with its values, or parallel: auto"
+                                : "expected a mapping of scenario keys to values");
+  }
   for (auto it = grid.begin(); it != grid.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (key == "parallel" && it->second.IsScalar() && it->second.Scalar() == "auto") {

@@ -30,14 +30,21 @@ struct Axis {
 };
 
 struct SweepSpec {
-  YAML::Node base;        // the base scenario document
-  std::string base_file;  // for messages
+  // The base scenario, kept as text and parsed afresh for each of its variants (base_document), so that every
+  // error in it keeps its file, line and column (a copied YAML node loses them).
+  std::string base_text;          // the scenario file's text, the sweep file's (base_inline) or the built-in one
+  std::string base_file;          // for messages
+  bool base_inline = false;       // the base is the `base:` mapping of the sweep file base_text
+  std::vector<std::string> sets;  // --set overrides, applied after parsing
   std::vector<Axis> axes;
   bool parallel_auto = false;  // parallel: auto
   Objective objective = Objective::time;
   Constraints constraints;
   int top = 10;
 };
+
+// The base scenario document, parsed from spec.base_text with spec.sets applied.
+YAML::Node base_document(const SweepSpec& spec);
 
 // Expands one axis value list: "1,2,4,8", "1..16" (integers), "1..64:pow2" (powers of two in range),
 // or plain words "none,selective,full". Throws InputError naming `field`.

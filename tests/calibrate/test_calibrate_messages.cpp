@@ -126,5 +126,32 @@ TEST(CalibrateMessages, AnUnknownGpuFlagIsNamedOnce) {
   std::filesystem::remove(meas);
 }
 
+// Files of two GPUs were fitted together into one profile without a word (an H200's and an H100's).
+// Oracle: the devices written in the test; a torch import of the same GPU (the catalog's name, no memory)
+// still fits with a calibration run (the driver's name).
+TEST(CalibrateMessages, MeasurementsOfTwoGpusAreNotFittedTogether) {
+  Measurements h100 = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  h100.device.name = "NVIDIA H100 80GB HBM3";
+  h100.device.memory_bytes = 85017493504.0;
+  Measurements h200 = h100;
+  h200.device.name = "NVIDIA H200";
+  h200.device.memory_bytes = 150e9;
+  Measurements imported = h100;
+  imported.device.name = "NVIDIA H100 SXM5 80GB";
+  imported.device.memory_bytes = 0;
+  const std::string a = temp_path("trainplan_msg_h100.json");
+  const std::string b = temp_path("trainplan_msg_h200.json");
+  const std::string c = temp_path("trainplan_msg_h100_import.json");
+  write_measurements(h100, a);
+  write_measurements(h200, b);
+  write_measurements(imported, c);
+  const auto mixed = test::run_trainplan("calibrate fit " + a + " " + b);
+  EXPECT_EQ(mixed.exit_code, 1) << mixed.output;
+  EXPECT_NE(mixed.output.find(b + ": device.name: measured on 'NVIDIA H200'"), std::string::npos) << mixed.output;
+  const auto same = test::run_trainplan("calibrate fit " + a + " " + c + " > /dev/null");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  for (const auto& f : {a, b, c}) std::filesystem::remove(f);
+}
+
 }  // namespace
 }  // namespace tp
