@@ -28,7 +28,7 @@ void add_simulate_command(CLI::App& app, CliCommands& commands) {
       ->check(CLI::Range(1, 1000000));
   simulate->add_option("--jitter", sim->jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
       ->check(finite_range(0.0, 10.0));
-  simulate->add_option("--seed", sim->seed, "Seed of the jitter draws");
+  simulate->add_option("--seed", sim->seed, "Seed of the jitter draws")->check(whole_number_64());
   add_format_option(*simulate, sim->format);
   commands.push_back({simulate, [sim] { return run_simulate(*sim); }});
 }

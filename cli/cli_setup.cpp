@@ -3,6 +3,7 @@
 #include "cli_setup.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -33,6 +34,17 @@ CLI::Validator non_empty_path() {
   return CLI::Validator(
       [](std::string& path) { return path.empty() ? std::string("an empty path: give a file name") : std::string(); },
       "PATH");
+}
+
+CLI::Validator whole_number_64() {
+  return CLI::Validator(
+      [](std::string& text) {
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool whole = !text.empty() && error == std::errc() && end == text.data() + text.size();
+        return whole ? std::string() : "'" + text + "' is not a whole number in [0, 18446744073709551615]";
+      },
+      "UINT64");
 }
 
 int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }

@@ -21,6 +21,9 @@ CLI::Validator finite_range(double lo, double hi);
 // A file path that is not empty: `evaluate ""` (an unset shell variable) would otherwise mean "no file given"
 // and plan the built-in scenario, and `--trace ""` would write nothing and say nothing.
 CLI::Validator non_empty_path();
+// An unsigned 64-bit integer written as digits only: "-1" and "99999999999999999999" would otherwise both
+// become 18446744073709551615 (a seed giving the same draws for two different words).
+CLI::Validator whole_number_64();
 // Worker threads: 1 ... 4 x the hardware threads (more only adds memory and switching).
 int max_threads();
 

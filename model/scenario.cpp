@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "checks.h"
 #include "input_file.h"
@@ -123,12 +124,18 @@ void apply_override(YAML::Node root, const std::string& assignment) {
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw InputError({label, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
   }
+  // A second document (after `---`) would be ignored without a word: which one the user meant is theirs to say.
+  if (documents.size() > 1) {
+    throw InputError(location_of(documents[1], label), "",
+                     "a second YAML document (after '---'): the file holds one; remove the separator or split the file");
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   check_expanded_size(root, label);  // alias bombs (model/yaml_reader.h)
   return root;
 }

@@ -13,10 +13,11 @@ namespace {
 constexpr double kLatestTime = 3.2e16;  // seconds
 
 [[noreturn]] void refuse_time(const char* what, std::size_t task, double seconds) {
+  const bool finite = seconds >= 0.0 && seconds <= 1e300;
   throw InputError({"simulator", 0, 0}, "",
-                   std::string(what) + " " + std::to_string(task) + " is " + std::to_string(seconds) +
-                       " s, not a finite non-negative time: a duration is infinite, negative or not a number "
-                       "(a link without bandwidth?)");
+                   std::string(what) + " " + std::to_string(task) + " is " + shown(seconds) + " s, " +
+                       (finite ? "past a billion years: the scenario's step is too long to simulate (its sizes?)"
+                               : "not a finite non-negative time: a duration is infinite, negative or not a number"));
 }
 
 }  // namespace

@@ -83,5 +83,14 @@ TEST(ErrorLocations, AProfileMayNameItsGpuByAnAlias) {
   EXPECT_THAT(r.output, HasSubstr("profile.yaml, slowest stage"));
 }
 
+// A second YAML document was silently ignored: the plan was of the first.
+TEST(ErrorLocations, ASecondYamlDocumentIsAnError) {
+  const std::string text = "model: llama3.1-8b\ncluster: dgx-h100\n---\nmodel: llama3.1-70b\n";
+  const std::string path = written("loc-docs", "two.yaml", text);
+  const test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(at(path, text, "model: llama3.1-70b") + ": a second YAML document"));
+}
+
 }  // namespace
 }  // namespace tp

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "error_test_support.h"
 #include "errors.h"
 #include "hardware_profile.h"
 #include "plan.h"
@@ -19,6 +20,7 @@ namespace tp {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 sim::StepInputs inputs(int p, int m) {
   sim::StepInputs in;
@@ -99,6 +101,25 @@ TEST(SimLimits, MultiNodeClusterWithoutInterNodeLinkEndsWithAnError) {
     EXPECT_TRUE(what.find("not a finite non-negative time") != std::string::npos ||
                 what.find("inter_node") != std::string::npos)
         << what;
+  }
+}
+
+// A sequence of 2^52 tokens plans (its step is finite) but no step of it can be simulated: the refusal said
+// "not a finite non-negative time ... (a link without bandwidth?)" of a finite time, with 20 digits. Found by
+// black-box testing, 2026-11-30.
+TEST(SimLimits, AStepTooLongToSimulateSaysSo) {
+  errtest::Yaml y;
+  y.training = "{sequence_length: 4503599627370496, global_batch: 8, micro_batch: 1}";
+  y.parallel = "{tp: 1, pp: 1}";
+  const Scenario s = load_scenario_text(y.str(), "test.yaml");
+  const Plan plan = make_plan(s, default_profile(s.cluster.gpu));
+  ASSERT_TRUE(std::isfinite(plan.time.step.value));
+  try {
+    (void)simulate_step(s, plan, SimOptions{});
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("past a billion years: the scenario's step is too long to simulate"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("link without bandwidth")));
   }
 }
 

@@ -70,6 +70,12 @@ TEST(UsageExits, AnEmptyPathIsAnError) {
   expect_usage_error("report -o ''", "an empty path");
 }
 
+// "-1" and "99999999999999999999" both became seed 18446744073709551615 (the same draws).
+TEST(UsageExits, ASeedIsAWholeNumber) {
+  expect_usage_error("simulate --jitter 0.1 --seed -1", "--seed: '-1' is not a whole number");
+  expect_usage_error("simulate --seed 99999999999999999999", "--seed: '99999999999999999999' is not a whole number");
+}
+
 // Issue case: --csv-all without --csv passed silently.
 TEST(UsageExits, CsvAllNeedsCsv) { expect_usage_error("sweep --grid parallel.tp=1,2 --csv-all", "--csv"); }
 
