@@ -70,6 +70,9 @@ class JsonObjectReader {
     const nlohmann::json& v = get(key, required);
     if (v.is_null() && !j_.contains(key)) return def;
     if (!v.is_number_integer()) fail(key, std::string("expected an integer, got ") + json_type_name(v));
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      fail(key, "is out of range: at most " + std::to_string(INT64_MAX));  // read as int64 it would wrap negative
+    }
     const std::int64_t x = v.get<std::int64_t>();
     if (x < min) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
     return x;

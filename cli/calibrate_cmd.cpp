@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "errors.h"
 #include "fitter.h"
+#include "format_units.h"
 #include "gemm_time.h"
 #include "hardware_profile.h"
 #include "kernel_class_time.h"
@@ -192,11 +193,14 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Precision pr = static_cast<Precision>(i);
     const GemmModel& c = p.gemm_for(pr);
+    // Times need the GPU's peak: without one (a profile naming no GPU, an unsupported precision) they are "-".
+    const bool timed = gpu.peak_for(pr).value > 0;
     const double t1 = gemm_model_seconds(c, gpu, pr, {1024, 1024, 1024}).value;
     const double t8 = gemm_model_seconds(c, gpu, pr, {8192, 8192, 8192}).value;
-    std::printf("  %-6s %8.3f %8.1f %9.2f us %8.3f %9.2f us %9.1f us %14s\n", to_string(pr), c.efficiency, c.k_half,
-                c.latency.value * 1e6, c.bandwidth_efficiency, t1 * 1e6, t8 * 1e6,
-                gpu.peak_for(pr).value > 0 ? std::to_string(static_cast<int>(std::lround(2.0 * 8192 * 8192 * 8192 / t8 / 1e12))).c_str() : "-");
+    const auto us = [&](double t) { return timed ? format_fixed(t * 1e6, 2) + " us" : std::string("-"); };
+    std::printf("  %-6s %8.3f %8.1f %9.2f us %8.3f %12s %12s %14s\n", to_string(pr), c.efficiency, c.k_half,
+                c.latency.value * 1e6, c.bandwidth_efficiency, us(t1).c_str(), us(t8).c_str(),
+                timed ? std::to_string(static_cast<int>(std::lround(2.0 * 8192 * 8192 * 8192 / t8 / 1e12))).c_str() : "-");
   }
   std::printf("  measured GEMM shapes (looked up exactly): %zu\n", p.gemm_measured.size());
   for (const auto& [name, c] : {std::pair<const char*, const AttentionCurve&>{"forward", p.attention_forward}, {"backward", p.attention_backward}}) {

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,33 @@ void print_clusters(const Catalog& c) {
   }
 }
 
+// The catalog as JSON (docs/json-output.md, "trainplan catalog --format json"): what the tables show, in base
+// SI units, counts as integers; `what` selects one kind ("" = all three).
+nlohmann::json catalog_json(const Catalog& c, const std::string& what) {
+  nlohmann::json j;
+  for (const auto& [key, g] : c.gpus()) {
+    nlohmann::json peaks = nlohmann::json::object();
+    for (int i = 0; i < kPrecisionCount; ++i) {
+      const Precision p = static_cast<Precision>(i);
+      if (g.peak_for(p).value > 0) peaks[to_string(p)] = g.peak_for(p).value;
+    }
+    j["gpus"][key] = {{"name", g.name}, {"memory_bytes", g.memory.value}, {"memory_bandwidth_bytes_per_second", g.memory_bandwidth.value},
+                      {"peak_flops_per_second", peaks}, {"tdp_watts", g.tdp.value}, {"aliases", c.aliases_of(key)}};
+  }
+  for (const auto& [key, m] : c.models()) {
+    j["models"][key] = {{"name", m.name}, {"parameters", std::llround(total_parameters(m))}, {"layers", m.layers},
+                        {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden},
+                        {"vocab", m.vocab}, {"experts", m.moe.experts}, {"aliases", c.aliases_of(key)}};
+  }
+  for (const auto& [key, k] : c.clusters()) {
+    j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}, {"gpus_per_node", k.gpus_per_node},
+                          {"intra_node_bytes_per_second", k.intra_node.bandwidth.value},
+                          {"inter_node_bytes_per_second", k.inter_node.bandwidth.value}, {"nics_per_node", k.nics_per_node},
+                          {"host_cpu", to_string(k.host_cpu)}, {"aliases", c.aliases_of(key)}};
+  }
+  return what.empty() ? j : j[what];
+}
+
 }  // namespace
 
 int run_catalog(const std::string& what, const std::string& format) {
@@ -63,13 +91,7 @@ int run_catalog(const std::string& what, const std::string& format) {
     throw InputError({"command line", 0, 0}, "catalog", "expected gpus, models or clusters, got '" + what + "'");
   }
   if (format == "json") {
-    nlohmann::json j;
-    for (const auto& [key, m] : c.models()) j["models"][key] = {{"name", m.name}, {"parameters", total_parameters(m)}};
-    for (const auto& [key, g] : c.gpus()) j["gpus"][key] = {{"name", g.name}, {"memory_bytes", g.memory.value}};
-    for (const auto& [key, k] : c.clusters()) {
-      j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}, {"host_cpu", to_string(k.host_cpu)}};
-    }
-    print_json(std::cout, what.empty() ? j : j[what]);
+    print_json(std::cout, catalog_json(c, what));
     return 0;
   }
   if (what.empty() || what == "gpus") print_gpus(c);

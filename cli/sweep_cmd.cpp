@@ -78,12 +78,15 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
           {"energy_kwh", p.energy_kwh}};
 }
 
-// A CSV cell of a number: empty when it is not finite (the model never produces one; no "inf" in a CSV).
-std::string cell(double v) {
-  if (!std::isfinite(v)) return "";
-  std::ostringstream out;
-  out << v;
-  return out.str();
+// A CSV cell of a number (10 significant digits; a byte count whole): empty when the point has no such value
+// (an indivisible layout is not evaluated; a job that cannot make progress has no run time or cost) or it is
+// not finite (the model never produces one; no "inf" in a CSV).
+std::string cell(double v, bool has_value = true, bool whole = false) {
+  if (!has_value || !std::isfinite(v)) return "";
+  char buf[40];
+  if (whole) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
 }
 
 // --csv names a file to create or replace, in a folder that exists: checked before the sweep runs.
@@ -102,12 +105,14 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
     out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,dp_shard,recompute,micro_batch,gpus,nodes,memory_bytes,step_seconds,"
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
+      const bool evaluated = p.status != PointStatus::indivisible;
+      const bool runs = evaluated && p.status != PointStatus::no_progress;
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)
-          << "," << recompute_label(p) << ","
-          << p.micro_batch << "," << p.gpus << "," << p.nodes << "," << cell(p.memory) << "," << cell(p.step) << ","
-          << cell(p.mfu) << "," << cell(p.tokens_per_gpu) << "," << cell(p.run_seconds) << "," << cell(p.cost) << ","
-          << cell(p.energy_kwh) << ",\"" << extra_label(p, bases, axes) << "\"\n";
+          << "," << recompute_label(p) << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
+          << cell(p.memory, evaluated, true) << "," << cell(p.step, evaluated) << "," << cell(p.mfu, evaluated) << ","
+          << cell(p.tokens_per_gpu, evaluated) << "," << cell(p.run_seconds, runs) << "," << cell(p.cost, runs) << ","
+          << cell(p.energy_kwh, runs) << ",\"" << extra_label(p, bases, axes) << "\"\n";
     }
   }, "the CSV file");
 }

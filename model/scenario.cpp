@@ -105,6 +105,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   std::string value = assignment.substr(eq + 1);
   std::vector<std::string> path;
   std::stringstream ss(key);
+  if (!key.empty() && key.back() == '.') throw InputError({"--set", 0, 0}, key, "empty component in the key");
   for (std::string part; std::getline(ss, part, '.');) {
     if (part.empty()) throw InputError({"--set", 0, 0}, key, "empty component in the key");
     path.push_back(part);
@@ -158,6 +159,7 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   s.name = r.string("name", "");
   if (!r.has("model")) r.fail("model", "required: a catalog name (see `trainplan catalog models`) or a mapping");
   s.model = read_model(r.node("model"), "model", file, catalog);
+  if (s.model.name.empty()) s.model.name = "Custom model";  // an inline model without name: (titles, tables)
   if (!r.has("cluster")) r.fail("cluster", "required: a catalog name or a mapping with gpu, nodes, gpus_per_node");
   s.cluster = read_cluster(r.node("cluster"), "cluster", file, catalog);
   if (s.cluster.gpu.key.empty() && s.cluster.gpu.name.empty()) r.fail("cluster", "required: cluster.gpu");

@@ -201,6 +201,9 @@ TEST(MeasurementsFile, UnknownKeyAndBadValues) {
   // A denormal time crashed the GEMM fit (every residual infinite); a time in microseconds read as seconds.
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-320}})")),
             "meas.json: measurements[0].time.median: a kernel time of 9.99989e-321 s is outside [1 ns, 1 h]: times are in seconds");
+  // 2^63 was read as int64 and reported as "got -9223372036854775808".
+  EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 9223372036854775808}, "time": {"median": 1e-5}})")),
+            "meas.json: measurements[0].shape.k: is out of range: at most 9223372036854775807");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 12000}})")),
             "meas.json: measurements[0].time.median: a kernel time of 12000 s is outside [1 ns, 1 h]: times are in seconds");
   EXPECT_EQ(error_of(with_item(R"({"op": "all_reduce", "dtype": "fp32", "shape": {"bytes": 8, "ranks": 2, "nodes": 4}, "time": {"median": 1e-5}})")),

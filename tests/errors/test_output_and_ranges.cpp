@@ -140,5 +140,52 @@ TEST(OutputSafety, SimulateTopKeepsTheSweepJsonValid) {
   }
 }
 
+// Before: catalog --format json held a GPU's name and memory only (the table shows bandwidth, peaks, TDP).
+// Oracle: the H100 SXM datasheet values the catalog holds (80 GiB, 3.35 TB/s, 989.4 TFLOP/s bf16 dense, 700 W)
+// and the Llama 3.1 8B configuration (32 layers, hidden 4096, 8 KV heads).
+TEST(OutputSafety, TheCatalogJsonHoldsWhatItsTablesShow) {
+  const test::RunResult r = test::run_trainplan("catalog --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  const nlohmann::json& h100 = j["gpus"]["h100-sxm-80gb"];
+  EXPECT_EQ(h100["memory_bytes"].get<double>(), 80.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(h100["memory_bandwidth_bytes_per_second"].get<double>(), 3.35e12);
+  EXPECT_DOUBLE_EQ(h100["peak_flops_per_second"]["bf16"].get<double>(), 989.4e12);
+  EXPECT_DOUBLE_EQ(h100["tdp_watts"].get<double>(), 700);
+  const nlohmann::json& llama = j["models"]["llama3.1-8b"];
+  EXPECT_EQ(llama["layers"], 32);
+  EXPECT_EQ(llama["hidden"], 4096);
+  EXPECT_EQ(llama["kv_heads"], 8);
+  EXPECT_TRUE(llama["parameters"].is_number_integer());
+  EXPECT_EQ(j["clusters"]["dgx-h100"]["gpus_per_node"], 8);
+}
+
+// Before: a CSV row of a layout that was not evaluated (indivisible) held zeros, which sort first by cost.
+TEST(OutputSafety, ACsvLeavesWhatWasNotEvaluatedEmpty) {
+  const fs::path dir = scratch("trainplan-csv-cells");
+  const std::string csv = (dir / "all.csv").string();
+  const test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=3,8 --csv '" + csv + "' --csv-all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // the header
+  int indivisible = 0;
+  while (std::getline(in, line)) {
+    if (line.find(",indivisible,") == std::string::npos) continue;
+    ++indivisible;
+    EXPECT_THAT(line, HasSubstr(",,,,,,,\"")) << line;  // memory ... energy: seven empty cells
+  }
+  EXPECT_EQ(indivisible, 1);  // tp 3 divides no head count of the default model
+  fs::remove_all(dir);
+}
+
+// An inline model without a name gave the title " on 8 NVIDIA H100 ..." (a leading space).
+TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
+  errtest::Yaml y;
+  y.model = "{layers: 2, hidden: 256, heads: 4, ffn_hidden: 1024, vocab: 1000}";
+  const Scenario s = test::scenario(y.str());
+  EXPECT_EQ(s.model.name, "Custom model");
+}
+
 }  // namespace
 }  // namespace tp

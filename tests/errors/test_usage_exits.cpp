@@ -70,6 +70,11 @@ TEST(UsageExits, AnEmptyPathIsAnError) {
   expect_usage_error("report -o ''", "an empty path");
 }
 
+// A key ending in a dot was read as the key without it.
+TEST(UsageExits, ASetKeyEndingInADotIsAnError) {
+  expect_usage_error("evaluate --set parallel.tp.=2", "--set: parallel.tp.: empty component in the key");
+}
+
 // "-1" and "99999999999999999999" both became seed 18446744073709551615 (the same draws).
 TEST(UsageExits, ASeedIsAWholeNumber) {
   expect_usage_error("simulate --jitter 0.1 --seed -1", "--seed: '-1' is not a whole number");
