@@ -1,5 +1,6 @@
 #include "errors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -17,11 +18,30 @@ std::string shown(double value) {
 }
 
 namespace {
+// A quoted value longer than 100 characters (a 100 kB name) shown by its first 60 and its length, so that the
+// message stays one readable line.
+std::string clip_quoted(const std::string& message) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    const std::size_t open = message.find('\'', i);
+    const std::size_t close = open == std::string::npos ? std::string::npos : message.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    out.append(message, i, open + 1 - i);
+    const std::size_t length = close - open - 1;
+    if (length > 100) out += message.substr(open + 1, 60) + "... (" + std::to_string(length) + " characters)";
+    else out.append(message, open + 1, length);
+    out += '\'';
+    i = close + 1;
+  }
+  return out + message.substr(std::min(i, message.size()));
+}
+
 std::string compose(const SourceLocation& where, const std::string& field, const std::string& message) {
   std::string out = where.str();
   if (!out.empty()) out += ": ";
   if (!field.empty() && field != where.file) out += field + ": ";  // "--gpu: --gpu:" once
-  return out + message;
+  return out + clip_quoted(message);
 }
 }  // namespace
 

@@ -187,5 +187,15 @@ TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
   EXPECT_EQ(s.model.name, "Custom model");
 }
 
+// A 100 kB model name was echoed whole in the error.
+TEST(OutputSafety, ALongValueIsClippedInItsError) {
+  errtest::Yaml y;
+  y.model = std::string(100000, 'x');
+  const errtest::Failure f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("unknown model '" + std::string(60, 'x') + "... (100000 characters)'"));
+  EXPECT_LT(f.what.size(), 300u);
+}
+
 }  // namespace
 }  // namespace tp
