@@ -76,7 +76,14 @@ void write_output_file(const std::string& path, const std::function<void(std::os
   const bool moded = ::fchmod(fd, mode_for(target)) == 0;
   ::close(fd);
   errno = 0;
-  if (!moded || !stream_to(tmp, write, std::ios::trunc)) {
+  bool written = false;
+  try {
+    written = moded && stream_to(tmp, write, std::ios::trunc);
+  } catch (...) {  // the writer's own failure: no temporary file left behind
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (!written) {
     const std::string why = last_error();
     std::remove(tmp.c_str());
     fail(what, path, why);
