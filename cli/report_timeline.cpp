@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "format_units.h"
 #include "report_sections.h"
+#include "simulate.h"
 #include "step_graph.h"
 #include "step_inputs.h"
 #include "svg.h"
@@ -171,6 +172,7 @@ std::string draw_timeline(const sim::StepGraph& g, const sim::Execution& x, cons
 
 std::string timeline_section(const Scenario& s, const Plan& p) {
   const sim::StepInputs in = sim::step_inputs(s, p);
+  sim::check_task_count(in);  // --max-tasks, as simulate: a step of 429 M tasks exhausted the memory
   const sim::StepGraph g = sim::build_step_graph(in);
   g.graph.validate();
   const sim::CompiledGraph cg = sim::compile(g.graph, sim::LinkSharing::fair);

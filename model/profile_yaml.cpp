@@ -148,6 +148,27 @@ void read_rest(MapReader& r, HardwareProfile& p) {
   }
 }
 
+namespace {
+// The profile's clocks against the GPU's maximum boost: rates timed at a clock far below it, or a sustained
+// clock above it, would scale every kernel past the GPU's peak (an MFU of 310 % from `clock: 1 MHz`).
+void require_clocks_of_the_gpu(const YAML::Node& root, const std::string& name, const HardwareProfile& p,
+                               const GpuSpec& gpu) {
+  const double boost = gpu.boost_clock_hz;
+  if (boost <= 0) return;
+  const std::string boost_text = "the GPU's maximum boost clock is " + shown(boost / 1e6) + " MHz";
+  if (p.clock_hz > 0 && (p.clock_hz < 0.3 * boost || p.clock_hz > 1.05 * boost)) {
+    throw InputError(location_of(root["clock"], name), "clock",
+                     "the SM clock the rates were timed at, " + shown(p.clock_hz / 1e6) + " MHz, is not one the GPU runs at: " +
+                         boost_text);
+  }
+  if (p.sustained_clock_hz > 1.05 * boost) {
+    const YAML::Node power = root["power"];
+    throw InputError(location_of(power.IsMap() ? power["sustained_clock"] : power, name), "power.sustained_clock",
+                     shown(p.sustained_clock_hz / 1e6) + " MHz is above what the GPU reaches: " + boost_text);
+  }
+}
+}  // namespace
+
 HardwareProfile profile_from_node(const YAML::Node& root, const std::string& name, const GpuSpec& gpu) {
   HardwareProfile p = default_profile(gpu);
   p.name = name;
@@ -167,6 +188,7 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
     throw InputError(location_of(root["gpu"], name), "gpu",
                      "the profile describes '" + p.gpu + "' but the scenario's GPU is '" + gpu.key + "'");
   }
+  require_clocks_of_the_gpu(root, name, p, gpu);
   return p;
 }
 

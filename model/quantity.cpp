@@ -119,7 +119,7 @@ Range range_of(Dim d) {
     case Dim::usd_per_hour: return {0, 1e6 / kHour};
     case Dim::usd_per_kwh: return {0, 1e6 / kJoulesPerKwh};
     case Dim::kg_per_kwh: return {0, 1e6 / kJoulesPerKwh};
-    case Dim::frequency: return {1e6, 1e10};    // 1 MHz .. 10 GHz (GPU clocks are 1-3 GHz)
+    case Dim::frequency: return {1e8, 5e9};     // 100 MHz .. 5 GHz (GPU SM clocks are 1-3 GHz)
   }
   return {0, 1e300};
 }
@@ -138,7 +138,8 @@ double in_range(std::string_view raw, Dim dim, double v) {
   if (!std::isfinite(v) || std::fabs(v) > r.most) {
     fail(raw, dim, "out of range (at most " + in_base_unit(r.most, dim) + ")");
   }
-  if (v != 0 && std::fabs(v) < r.least) fail(raw, dim, "out of range (0 or at least " + in_base_unit(r.least, dim) + ")");
+  // (A negative value is left to the field's own minimum: "must be positive".)
+  if (v > 0 && v < r.least) fail(raw, dim, "out of range (0 or at least " + in_base_unit(r.least, dim) + ")");
   return v;
 }
 

@@ -18,7 +18,7 @@ constexpr std::int64_t kMaxDegree = std::int64_t(1) << 20;        // tp, pp, cp,
 constexpr std::int64_t kMaxDataParallel = std::int64_t(1) << 30;  // dp, dp_shard
 constexpr std::int64_t kMaxVpp = std::int64_t(1) << 10;
 constexpr std::int64_t kMaxRecomputeSpan = 100000;               // recompute: {every: k} or {one_in: k}
-constexpr std::int64_t kMaxNodes = 10000000;                     // cluster.nodes
+constexpr std::int64_t kMaxNodes = 2000000;  // cluster.nodes: x 1024 GPUs a node stays below 2^31
 
 // Upper bounds of the quantities that multiply into run totals: far above any real job, low enough
 // that no product of them (tokens x step time x GPUs x price) leaves the range of a double.

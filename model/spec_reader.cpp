@@ -102,6 +102,10 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));
   c.host_power = Watts(r.quantity("host_power", Dim::watts, c.host_power.value));
   c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kAnyPositive);
+  if (c.gpu.boost_clock_hz > 0 && c.sustained_clock_hz > 1.05 * c.gpu.boost_clock_hz) {  // faster than the GPU's peak
+    r.fail("sustained_clock", shown(c.sustained_clock_hz / 1e6) + " MHz is above what the GPU reaches: its maximum boost clock is " +
+                                  shown(c.gpu.boost_clock_hz / 1e6) + " MHz");
+  }
   c.host_cpu = r.choice("host_cpu", c.host_cpu,
                         {{"intel", HostCpu::intel}, {"amd", HostCpu::amd}, {"other", HostCpu::other}});
   return c;
@@ -174,6 +178,10 @@ void require_model_complete(const ModelSpec& m, const SourceLocation& where, con
   need(m.heads > 0, "heads");
   need(m.ffn_hidden > 0 || m.moe.enabled(), "ffn_hidden");
   need(m.vocab > 0, "vocab");
+  if (m.moe.enabled() && m.moe.expert_ffn_hidden <= 0) {  // an expert of no width: no parameters, NaN times
+    throw InputError(where, path + ".moe.expert_ffn_hidden",
+                     "required: the width of an expert's feed-forward layer (or the model's ffn_hidden, its default)");
+  }
   if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     throw InputError(where, path + ".heads",
                      "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +

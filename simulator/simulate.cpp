@@ -38,7 +38,8 @@ Seconds percentile(const std::vector<double>& sorted, double pct) {
   return Seconds(sorted[rank - 1]);
 }
 
-// Bounds the work before any allocation: a step of more tasks than the limit is an error.
+}  // namespace
+
 void check_task_count(const StepInputs& in, std::uint64_t max_tasks) {
   if (max_tasks == 0) max_tasks = work_limits().sim_tasks;
   const std::uint64_t bound = task_bound(in);
@@ -50,8 +51,6 @@ void check_task_count(const StepInputs& in, std::uint64_t max_tasks) {
                        " (fewer micro-batches: a smaller training.global_batch or a larger training.micro_batch; "
                        "or raise the limit with --max-tasks)");
 }
-
-}  // namespace
 
 Seconds lower_bound(const StepInputs& in) {
   double best = 0, fill = 0;

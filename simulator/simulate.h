@@ -68,6 +68,9 @@ SimResult simulate(const StepInputs& in, const SimOptions& options);
 // max over stages s of: Σ_{s' < s} (forward + comm-F of s') / v + s·hop (before s can start)
 // + m × its per-micro-batch work + its optimizer. No schedule can beat it.
 Seconds lower_bound(const StepInputs& in);
+// An InputError when one step of `in` would make more tasks than `max_tasks` (0: work_limits().sim_tasks,
+// --max-tasks), before anything is allocated: every caller that builds a step graph checks it first.
+void check_task_count(const StepInputs& in, std::uint64_t max_tasks = 0);
 }  // namespace sim
 
 }  // namespace tp

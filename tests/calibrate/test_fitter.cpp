@@ -247,8 +247,10 @@ TEST(Fitter, MissingFamiliesKeepDefaultsWithANote) {
 }
 
 TEST(Fitter, UnsupportedDtypeIsIgnoredWithANote) {
-  // An A100 has no FP8 peak: fp8 measurements on it are reported, not fitted.
+  // An A100 has no FP8 peak: fp8 measurements on it are reported, not fitted. Timed at an A100's clock (its
+  // boost is 1410 MHz; the fit refuses a profile timed at a clock the GPU does not run at).
   SyntheticTruth truth;
+  truth.sm_clock_mhz = 1410;
   FitOptions o;
   o.cluster = Catalog::builtin().cluster("dgx-a100", {"test", 0, 0}, "cluster");
   const FitResult r = fit_profile(test::synthetic_measurements(truth, 0.0), o);

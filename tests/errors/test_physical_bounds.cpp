@@ -1,0 +1,68 @@
+// Inputs inside their ranges whose combination gave impossible results, found by black-box testing on
+// 2026-11-30 (about 6,000 random scenarios): a report that built a step of 429 M tasks (24 GB, killed), MoE
+// experts of no width (NaN times), 10^10 GPUs (negative times and costs), clocks that scaled kernels past
+// the GPU's peak (an MFU of 310 %), cuDNN attention on an A100 at 1.22 x the tensor-core peak. Oracles: the
+// limits the documentation states and the physical bound that no kernel runs above its peak.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error_test_support.h"
+#include "test_support.h"
+
+namespace tp {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PhysicalBounds, TheReportKeepsTheSimulatorsTaskLimit) {
+  const std::string path = errtest::write_file("bounds-report.yaml", errtest::Yaml{}.str());
+  const test::RunResult r = test::run_trainplan("--max-tasks 10 report '" + path + "' -o '" + path + ".html'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("more than the limit of 10"));
+}
+
+TEST(PhysicalBounds, AnExpertHasAWidth) {
+  errtest::Yaml y;
+  y.model = "{layers: 2, hidden: 1024, heads: 8, vocab: 32000, moe: {experts: 8, top_k: 2}, bias: true}";
+  const errtest::Failure f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "model.moe.expert_ffn_hidden");
+}
+
+TEST(PhysicalBounds, TheGpuCountStaysCountable) {
+  errtest::Yaml y;
+  y.cluster = "{preset: dgx-h100, gpus_per_node: 1024, nodes: 10000000}";
+  const errtest::Failure f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("cluster.nodes: value 10000000 is out of range [1, 2000000]"));
+}
+
+TEST(PhysicalBounds, ClocksAreOnesTheGpuRunsAt) {
+  errtest::Yaml y;
+  y.cluster = "{preset: dgx-h100, sustained_clock: 2500 MHz}";  // the H100 SXM boosts to 1980 MHz
+  errtest::Failure f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_THAT(f.what, HasSubstr("cluster.sustained_clock: 2500 MHz is above what the GPU reaches"));
+  const std::string profile = errtest::write_file("bounds-clock-profile.yaml", "gpu: h100-sxm-80gb\nclock: 150 MHz\n");
+  y = errtest::Yaml{};
+  y.extra = "profile: " + profile + "\n";
+  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("bounds-clock.yaml", y.str()) + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("clock: the SM clock the rates were timed at, 150 MHz, is not one the GPU runs at"));
+}
+
+// Llama 3.1 8B on 8 A100 at s 131,072 with cuDNN attention: no kernel above the peak, so the hardware FLOPs a
+// GPU runs per second stay below its bf16 peak (the MFU counts the attention's whole score matrix, the
+// kernels half of it: docs/model.md §15, "Rates").
+TEST(PhysicalBounds, NoKernelRunsAboveThePeak) {
+  const Plan p = test::plan(
+      "model: llama3.1-8b\ncluster: dgx-a100\n"
+      "training: {sequence_length: 131072, global_batch: 8, attention_kernel: cudnn}\n");
+  EXPECT_LE(p.time.hfu, 1.0);
+  EXPECT_GT(p.time.hfu, 0.5);
+}
+
+}  // namespace
+}  // namespace tp
