@@ -163,20 +163,6 @@ GroupShape group_shape(int size, int stride, int gpus_per_node) {
   return g;
 }
 
-ParallelGroups parallel_groups(const ParallelSpec& p, int gpus_per_node) {
-  const int tp = std::max(1, p.tp), cp = std::max(1, p.cp), ep = std::max(1, p.ep), dp = std::max(1, p.dp);
-  const int pp = std::max(1, p.pp);
-  ParallelGroups g;
-  g.tp = group_shape(tp, 1, gpus_per_node);
-  g.cp = group_shape(cp, tp, gpus_per_node);
-  g.ep = group_shape(ep, tp * cp, gpus_per_node);
-  g.dp = group_shape(dp, tp * cp, gpus_per_node);
-  g.dp_cp = group_shape(dp * cp, tp, gpus_per_node);
-  g.expert_dp = group_shape(std::max(1, dp / ep), tp * cp * ep, gpus_per_node);
-  g.pp = group_shape(pp, tp * cp * dp, gpus_per_node);
-  return g;
-}
-
 int ring_steps(Collective c, int n) {
   if (n <= 1) return 0;
   switch (c) {

@@ -79,17 +79,6 @@ struct GroupShape {
 // clamp(gpus_per_node / stride, 1, size) when stride < gpus_per_node, else 1. nodes = ceil(size / ranks_per_node).
 GroupShape group_shape(int size, int stride, int gpus_per_node);
 
-// The communication groups of a layout, following group_shape's Megatron order.
-struct ParallelGroups {
-  GroupShape tp;         // stride 1
-  GroupShape cp;         // stride tp
-  GroupShape ep;         // stride tp*cp (EP subdivides DP)
-  GroupShape dp;         // stride tp*cp: dense data parallel (gradient reduction, ZeRO gathers)
-  GroupShape dp_cp;      // dp*cp ranks, stride tp: Megatron reduces dense gradients over DP x CP
-  GroupShape expert_dp;  // dp/ep ranks, stride tp*cp*ep: expert-parameter data parallel
-  GroupShape pp;         // stride tp*cp*dp
-};
-ParallelGroups parallel_groups(const ParallelSpec& p, int gpus_per_node);
 
 // --- Single-level building blocks (one tier: latency alpha, bandwidth beta) ---
 

@@ -21,8 +21,11 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.groups[static_cast<int>(CommGroup::cp_inner)] = group_shape(p.cp_inner(), p.stride_of(MeshDim::cp), gpn);
   l.groups[static_cast<int>(CommGroup::cp_outer)] =
       group_shape(p.cp_outer(), p.stride_of(MeshDim::cp) * p.cp_inner(), gpn);
-  l.groups[static_cast<int>(CommGroup::ep)] = group_shape(p.ep, p.stride_of(MeshDim::dp), gpn);
   const int gradient_stride = std::min(p.stride_of(MeshDim::dp), p.cp > 1 ? p.stride_of(MeshDim::cp) : p.stride_of(MeshDim::dp));
+  // The experts' ranks fold the dp x cp ranks (ep divides dp x cp): Megatron-Core lays them out as
+  // tp-ep-dp-pp with cp = 1 (parallel_state.py, the expert RankGenerator), so ep adjacent ranks of the
+  // gradient group; with the dp stride instead, cp 2 x ep 2 on one node was priced on the inter-node network.
+  l.groups[static_cast<int>(CommGroup::ep)] = group_shape(p.ep, gradient_stride, gpn);
   l.groups[static_cast<int>(CommGroup::dp)] = group_shape(p.dp * p.cp, gradient_stride, gpn);
   // Hybrid sharding: the sharding group is the innermost dp_shard x cp of those ranks (FSDP's HYBRID_SHARD
   // shards within the node, torchtitan's mesh puts dp_shard inside dp_replicate); the replicas of a
