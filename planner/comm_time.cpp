@@ -40,6 +40,13 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   const int ends = p.pp > 1 ? 2 : 1;
   l.groups[static_cast<int>(CommGroup::pp_ends)] =
       pipeline.nodes == 1 ? GroupShape{ends, ends, 1} : GroupShape{ends, 1, ends};
+  // No group spans more nodes than the cluster has (a safety net under every layout rule above: a one-node
+  // cluster may have no inter-node link at all).
+  for (GroupShape& g : l.groups) {
+    if (g.nodes <= s.cluster.nodes) continue;
+    g.nodes = std::max(1, s.cluster.nodes);
+    g.ranks_per_node = (g.size + g.nodes - 1) / g.nodes;
+  }
   l.tp = p.tp;
   l.pp = p.pp;
   l.cp = p.cp;
