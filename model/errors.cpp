@@ -1,6 +1,7 @@
 #include "errors.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 
@@ -19,13 +20,21 @@ std::string shown(double value) {
 
 namespace {
 // A quoted value longer than 100 characters (a 100 kB name) shown by its first 60 and its length, so that the
-// message stays one readable line.
+// message stays one readable line. A quote opens after a non-alphanumeric character and closes before one,
+// so an apostrophe ("the GPU's peak") is no quote.
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
 std::string clip_quoted(const std::string& message) {
   std::string out;
   std::size_t i = 0;
   while (i < message.size()) {
-    const std::size_t open = message.find('\'', i);
-    const std::size_t close = open == std::string::npos ? std::string::npos : message.find('\'', open + 1);
+    std::size_t open = message.find('\'', i);
+    while (open != std::string::npos && open > 0 && is_word_char(message[open - 1])) open = message.find('\'', open + 1);
+    if (open == std::string::npos) break;
+    std::size_t close = message.find('\'', open + 1);
+    while (close != std::string::npos && close + 1 < message.size() && is_word_char(message[close + 1])) {
+      close = message.find('\'', close + 1);
+    }
     if (close == std::string::npos) break;
     out.append(message, i, open + 1 - i);
     const std::size_t length = close - open - 1;

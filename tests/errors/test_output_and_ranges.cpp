@@ -195,6 +195,9 @@ TEST(OutputSafety, ALongValueIsClippedInItsError) {
   ASSERT_TRUE(f.thrown);
   EXPECT_THAT(f.what, HasSubstr("unknown model '" + std::string(60, 'x') + "... (100000 characters)'"));
   EXPECT_LT(f.what.size(), 300u);
+  // Apostrophes are no quotes: a message with two possessives more than 100 characters apart stays whole.
+  const std::string message = "the GPU's peak " + std::string(120, 'y') + " the planner's ranges";
+  EXPECT_EQ(InputError({}, "", message).what(), message);
 }
 
 }  // namespace
