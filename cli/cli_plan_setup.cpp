@@ -27,7 +27,7 @@ void add_simulate_command(CLI::App& app, CliCommands& commands) {
   simulate->add_option("--steps", sim->steps, "Simulated steps (with --jitter: the step-time distribution)")
       ->check(CLI::Range(1, 1000000));
   simulate->add_option("--jitter", sim->jitter, "Spread of every task's duration, as a fraction (0.05 = 5%)")
-      ->check(finite_range(0.0, 10.0));
+      ->check(finite_range(0.0, 1.0));  // sigma of a log-normal: past 1 the draws lose meaning (a step below its lower bound)
   simulate->add_option("--seed", sim->seed, "Seed of the jitter draws")->check(whole_number_64());
   add_format_option(*simulate, sim->format);
   commands.push_back({simulate, [sim] { return run_simulate(*sim); }});

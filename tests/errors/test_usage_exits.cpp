@@ -59,6 +59,7 @@ TEST(UsageExits, ThreadsWithinHardwareTimesFour) {
 TEST(UsageExits, JitterMustBeAFiniteFraction) {
   expect_usage_error("simulate --jitter nan", "--jitter");
   expect_usage_error("simulate --jitter inf", "--jitter");
+  expect_usage_error("simulate --jitter 10", "--jitter");  // a step of 0.007 s against a lower bound of 14.3 s
   expect_usage_error("simulate --jitter -0.1", "--jitter");
 }
 
