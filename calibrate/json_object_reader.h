@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,12 +58,14 @@ class JsonObjectReader {
     return j_.at(key);
   }
 
-  double number(const std::string& key, double def, bool required = false, double min = -1e300) {
+  double number(const std::string& key, double def, bool required = false, double min = -1e300,
+                double max = std::numeric_limits<double>::max()) {
     const nlohmann::json& v = get(key, required);
     if (v.is_null() && !j_.contains(key)) return def;
     if (!v.is_number()) fail(key, std::string("expected a number, got ") + json_type_name(v));
     const double x = v.get<double>();
     if (!(x >= min)) fail(key, "must be at least " + shown(min) + ", got " + shown(x));
+    if (!(x <= max)) fail(key, "must be at most " + shown(max) + ", got " + shown(x));
     return x;
   }
 

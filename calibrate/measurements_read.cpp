@@ -20,6 +20,7 @@ namespace {
 using nlohmann::json;
 constexpr double kLeastKernelSeconds = 1e-9;
 constexpr double kMostKernelSeconds = 3600;
+constexpr double kMostKernelBytes = 1e15;  // a petabyte: no kernel or collective moves more (an H100 moves ~3e12 B/s)
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ void read_memory_kernel_fields(JsonObjectReader& r, Measurement& m) {
   JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
   m.rows = s.integer("rows", 0, true, 1);
   m.cols = s.integer("cols", 1, false, 1);
-  m.bytes = s.number("bytes", 0, true, 1.0);
+  m.bytes = s.number("bytes", 0, true, 1.0, kMostKernelBytes);
   s.finish();
 }
 
@@ -120,7 +121,7 @@ void read_memory_kernel_fields(JsonObjectReader& r, Measurement& m) {
 void read_memory_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
   JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
-  m.bytes = s.number("bytes", 0, true, 1.0);
+  m.bytes = s.number("bytes", 0, true, 1.0, kMostKernelBytes);
   s.finish();
 }
 
@@ -128,7 +129,7 @@ void read_memory_fields(JsonObjectReader& r, Measurement& m) {
 void read_collective_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
   JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
-  m.bytes = s.number("bytes", 0, true, 0.0);
+  m.bytes = s.number("bytes", 0, true, 0.0, kMostKernelBytes);
   m.ranks = static_cast<int>(s.integer("ranks", 0, true, 1));
   m.nodes = static_cast<int>(s.integer("nodes", 1, false, 1));
   s.finish();

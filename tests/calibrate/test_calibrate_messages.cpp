@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "fitter.h"
 #include "measurements.h"
@@ -151,6 +152,34 @@ TEST(CalibrateMessages, MeasurementsOfTwoGpusAreNotFittedTogether) {
   const auto same = test::run_trainplan("calibrate fit " + a + " " + c + " > /dev/null");
   EXPECT_EQ(same.exit_code, 0) << same.output;
   for (const auto& f : {a, b, c}) std::filesystem::remove(f);
+}
+
+// `calibrate import-torch` wrote, with exit 0, files its own fit then refused (a time of 1e308 s) or values it
+// had changed (m: 1.5 written as 1). Oracle: the values each case writes; the reader's ranges.
+TEST(CalibrateMessages, ImportTorchRefusesWhatTheFitWouldRefuse) {
+  struct Case {
+    const char* name;
+    std::string json, message;
+  };
+  const std::string row = R"({"op": "gemm", "label": "x", "dtype": "bf16", "n": 4096, "k": 4096, "flops": 1e11, )";
+  const std::string attention = R"({"attention": [{"backend": "flash", "batch": 16, "heads": 32, "kv_heads": 32, "seq": 1024, )";
+  const Case cases[] = {
+      {"fraction", R"({"torch": "2.11", "rows": [)" + row + R"("m": 1.5, "torch_s": 1e-4}]})",
+       "rows[0].m: expected a whole number up to 2^53"},
+      {"eternal", attention + R"("head_dim": 64, "causal": true, "forward_s": 1e308, "backward_s": 1e-3}]})",
+       "measurements[0].time.median: a kernel time of 1e+308 s is outside [1 ns, 1 h]"},
+  };
+  for (const Case& c : cases) {
+    const std::string in = temp_path(std::string("trainplan_import_") + c.name + ".json");
+    const std::string out = temp_path(std::string("trainplan_import_") + c.name + ".out.json");
+    std::ofstream(in) << c.json;
+    std::filesystem::remove(out);
+    const auto r = test::run_trainplan("calibrate import-torch " + in + " -o " + out);
+    EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.name << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.name;
+    std::filesystem::remove(in);
+  }
 }
 
 }  // namespace
