@@ -41,14 +41,14 @@ Catalog::Catalog(const std::string& gpus_yaml, const std::string& models_yaml, c
   const std::string gpu_file = "catalog/gpus.yaml";
   const std::string model_file = "catalog/models.yaml";
   const std::string cluster_file = "catalog/clusters.yaml";
-  for_each_entry(parse_yaml_text(gpus_yaml, gpu_file), gpu_file, alias_, "gpu", [&](const std::string& key, MapReader& r) {
+  for_each_entry(parse_yaml_text(gpus_yaml, gpu_file, kBuiltInYaml), gpu_file, alias_, "gpu", [&](const std::string& key, MapReader& r) {
     GpuSpec base;
     base.key = key;
     GpuSpec g = read_gpu_fields(r, base);
     require_gpu_complete(g, r.where("name"), key);
     gpus_[key] = g;
   });
-  for_each_entry(parse_yaml_text(models_yaml, model_file), model_file, alias_, "model",
+  for_each_entry(parse_yaml_text(models_yaml, model_file, kBuiltInYaml), model_file, alias_, "model",
                  [&](const std::string& key, MapReader& r) {
                    ModelSpec base;
                    base.key = key;
@@ -56,7 +56,7 @@ Catalog::Catalog(const std::string& gpus_yaml, const std::string& models_yaml, c
                    require_model_complete(m, r.where("name"), key);
                    models_[key] = m;
                  });
-  for_each_entry(parse_yaml_text(clusters_yaml, cluster_file), cluster_file, alias_, "cluster",
+  for_each_entry(parse_yaml_text(clusters_yaml, cluster_file, kBuiltInYaml), cluster_file, alias_, "cluster",
                  [&](const std::string& key, MapReader& r) {
                    ClusterSpec base;
                    base.key = key;

@@ -161,7 +161,7 @@ HardwareProfile profile_for(const Scenario& s) {
   if (!s.profile.empty()) return load_profile(s.profile, s.cluster.gpu);
   // The committed, measured H100 profile (scenarios/profiles/h100-sxm.yaml, embedded at build time).
   if (s.cluster.gpu.key == kH100SxmKey) {
-    return load_profile_text(embedded::kH100SxmProfileYaml, kH100SxmProfileName, s.cluster.gpu);
+    return load_profile_text(embedded::kH100SxmProfileYaml, kH100SxmProfileName, s.cluster.gpu, kBuiltInYaml);
   }
   return default_profile(s.cluster.gpu);
 }

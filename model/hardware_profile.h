@@ -117,5 +117,7 @@ namespace tp {
 inline constexpr const char* kH100SxmKey = "h100-sxm-80gb";
 inline constexpr const char* kH100SxmProfileName = "scenarios/profiles/h100-sxm.yaml (built in)";
 // Parses profile YAML text; `name` is used in messages and as the profile's name.
-HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu);
+// `max_nodes` as parse_yaml_text's (the built-in profile passes kBuiltInYaml).
+HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu,
+                                  std::uint64_t max_nodes = 0);
 }  // namespace tp

@@ -255,8 +255,9 @@ HardwareProfile load_profile(const std::string& path, const GpuSpec& gpu) {
   return profile_from_node(load_yaml_file(path), path, gpu);
 }
 
-HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu) {
-  return profile_from_node(parse_yaml_text(text, name), name, gpu);
+HardwareProfile load_profile_text(const std::string& text, const std::string& name, const GpuSpec& gpu,
+                                  std::uint64_t max_nodes) {
+  return profile_from_node(parse_yaml_text(text, name, max_nodes), name, gpu);
 }
 
 std::string profile_yaml(const HardwareProfile& p) {

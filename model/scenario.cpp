@@ -124,7 +124,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   set_path(root, path, 0, without_marks(parsed), assignment);
 }
 
-YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
+YAML::Node parse_yaml_text(const std::string& text, const std::string& label, std::uint64_t max_nodes) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -137,7 +137,7 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& label) {
                      "a second YAML document (after '---'): the file holds one; remove the separator or split the file");
   }
   YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
-  check_expanded_size(root, label);  // alias bombs (model/yaml_reader.h)
+  if (max_nodes != kBuiltInYaml) check_expanded_size(root, label, max_nodes);  // alias bombs (model/yaml_reader.h)
   return root;
 }
 

@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ Scenario default_scenario(const std::vector<std::string>& overrides = {});
 
 // Reads a YAML file or text (syntax errors become InputError with the label and position).
 YAML::Node load_yaml_file(const std::string& path);
-YAML::Node parse_yaml_text(const std::string& text, const std::string& label);
+// `max_nodes`: the alias-expansion limit (check_expanded_size; 0 = --max-yaml-nodes); the built-in catalog and
+// profile pass kBuiltInYaml, as --max-yaml-nodes bounds what a user gives, not the program's own data.
+YAML::Node parse_yaml_text(const std::string& text, const std::string& label, std::uint64_t max_nodes = 0);
+inline constexpr std::uint64_t kBuiltInYaml = ~std::uint64_t(0);
 // An InputError naming `path` when its document is empty or only comments.
 void require_document(const YAML::Node& root, const std::string& path);
 

@@ -76,5 +76,16 @@ TEST(PhysicalBounds, AMeasuredGemmIsNoFasterThanThePeak) {
   EXPECT_THAT(r.output, HasSubstr("gemm_measured[0].time: 1e-09 s is faster than the GPU's bf16 peak allows"));
 }
 
+// --max-yaml-nodes bounds what a user gives: at 100 it refused the built-in catalog ("catalog/gpus.yaml: ...
+// an alias bomb?"), a file the user never wrote. The example scenario has fewer than 100 nodes.
+TEST(PhysicalBounds, TheYamlNodeLimitIsTheUsersNotTheCatalogs) {
+  const std::string example = test::source_path("scenarios/examples/llama3.1-8b-8xh100.yaml");
+  const test::RunResult r = test::run_trainplan("--max-yaml-nodes 100 evaluate '" + example + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const test::RunResult tight = test::run_trainplan("--max-yaml-nodes 10 evaluate '" + example + "'");
+  EXPECT_EQ(tight.exit_code, 1) << tight.output;
+  EXPECT_THAT(tight.output, HasSubstr("llama3.1-8b-8xh100.yaml: the YAML document has more than 10 nodes"));
+}
+
 }  // namespace
 }  // namespace tp
