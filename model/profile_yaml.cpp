@@ -17,6 +17,18 @@ namespace tp {
 
 namespace {
 
+// A kernel's fixed time (a latency, a launch: microseconds) or its time per element (AdamW: picoseconds),
+// bounded far above any GPU's: a second of latency or a microsecond per element is a unit slip, which would
+// make every step years long.
+constexpr double kMostKernelLatency = 1.0;       // s
+constexpr double kMostElementTime = 1e-6;        // s per element
+
+Seconds kernel_time(MapReader& c, const char* key, Seconds def, double most) {
+  const double t = c.quantity(key, Dim::seconds, def.value);
+  if (t > most) c.fail(key, shown(t) + " s is longer than any GPU takes (at most " + shown(most) + " s): a unit slip?");
+  return Seconds(t);
+}
+
 void read_gemm(MapReader& r, HardwareProfile& p) {
   if (!r.has("gemm")) return;
   MapReader g(r.node("gemm"), r.field("gemm"), r.file());
@@ -27,7 +39,7 @@ void read_gemm(MapReader& r, HardwareProfile& p) {
     GemmModel& m = p.gemm[static_cast<size_t>(i)];
     m.efficiency = c.number("efficiency", m.efficiency, 0.01, 1.0);
     m.k_half = c.number("k_half", m.k_half, 0.0, 1e6);
-    m.latency = Seconds(c.quantity("latency", Dim::seconds, m.latency.value));
+    m.latency = kernel_time(c, "latency", m.latency, kMostKernelLatency);
     m.bandwidth_efficiency = c.number("bandwidth_efficiency", m.bandwidth_efficiency, 0.01, 1.0);
     c.finish();
   }
@@ -117,12 +129,12 @@ void read_kernel_shapes(MapReader& r, HardwareProfile& p) {
     if (!k.has(name)) continue;
     MapReader c(k.node(name), k.field(name), k.file());
     KernelClassShape& s = p.kernel_shape[static_cast<size_t>(i)];
-    s.latency = Seconds(c.quantity("latency", Dim::seconds, s.latency.value));
+    s.latency = kernel_time(c, "latency", s.latency, kMostKernelLatency);
     s.row_half = c.number("row_half", s.row_half, 0.0, 1e9);
     if (c.has("element_time") && !kernel_class_counts_elements(static_cast<KernelClass>(i))) {
       c.fail("element_time", "is a term of adamw only (SM time per parameter); no other kernel class counts elements");
     }
-    s.element_time = Seconds(c.quantity("element_time", Dim::seconds, s.element_time.value));
+    s.element_time = kernel_time(c, "element_time", s.element_time, kMostElementTime);
     c.finish();
   }
   k.finish();
@@ -132,13 +144,13 @@ void read_tier(MapReader& r, const char* key, CollectiveTierProfile& t) {
   if (!r.has(key)) return;
   MapReader c(r.node(key), r.field(key), r.file());
   t.bandwidth_efficiency = c.number("bandwidth_efficiency", t.bandwidth_efficiency, 0.01, 1.5);
-  t.latency = Seconds(c.quantity("latency", Dim::seconds, t.latency.value));
+  t.latency = kernel_time(c, "latency", t.latency, kMostKernelLatency);
   c.finish();
 }
 
 void read_rest(MapReader& r, HardwareProfile& p) {
   p.memory_efficiency = r.number("memory_efficiency", p.memory_efficiency, 0.01, 1.0);
-  p.kernel_launch = Seconds(r.quantity("kernel_launch", Dim::seconds, p.kernel_launch.value));
+  p.kernel_launch = kernel_time(r, "kernel_launch", p.kernel_launch, kMostKernelLatency);
   if (r.has("collectives")) {
     MapReader c(r.node("collectives"), "collectives", r.file());
     read_tier(c, "intra_node", p.intra_node);

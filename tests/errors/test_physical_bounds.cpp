@@ -87,5 +87,16 @@ TEST(PhysicalBounds, TheYamlNodeLimitIsTheUsersNotTheCatalogs) {
   EXPECT_THAT(tight.output, HasSubstr("llama3.1-8b-8xh100.yaml: the YAML document has more than 10 nodes"));
 }
 
+// A profile's AdamW time of 1e12 s per element planned a step of 3e13 years with exit 0.
+TEST(PhysicalBounds, AProfilesKernelTimesAreAGpus) {
+  const std::string profile = errtest::write_file(
+      "bounds-element-profile.yaml", "gpu: h100-sxm-80gb\nkernel_shape: {adamw: {element_time: 1e12 s}}\nkernel_launch: 5 s\n");
+  errtest::Yaml y;
+  y.extra = "profile: " + profile + "\n";
+  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("bounds-element.yaml", y.str()) + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("kernel_shape.adamw.element_time: 1e+12 s is longer than any GPU takes"));
+}
+
 }  // namespace
 }  // namespace tp
