@@ -16,6 +16,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// `evaluate` of the default test scenario with `profile_text` as its profile (files named after `name`).
+test::RunResult evaluate_with_profile(const std::string& name, const std::string& profile_text) {
+  errtest::Yaml y;
+  y.extra = "profile: " + errtest::write_file(name + "-profile.yaml", profile_text) + "\n";
+  return test::run_trainplan("evaluate '" + errtest::write_file(name + ".yaml", y.str()) + "'");
+}
+
 TEST(PhysicalBounds, TheReportKeepsTheSimulatorsTaskLimit) {
   const std::string path = errtest::write_file("bounds-report.yaml", errtest::Yaml{}.str());
   const test::RunResult r = test::run_trainplan("--max-tasks 10 report '" + path + "' -o '" + path + ".html'");
@@ -45,10 +52,7 @@ TEST(PhysicalBounds, ClocksAreOnesTheGpuRunsAt) {
   errtest::Failure f = errtest::load_error(y.str());
   ASSERT_TRUE(f.thrown);
   EXPECT_THAT(f.what, HasSubstr("cluster.sustained_clock: 2500 MHz is above what the GPU reaches"));
-  const std::string profile = errtest::write_file("bounds-clock-profile.yaml", "gpu: h100-sxm-80gb\nclock: 150 MHz\n");
-  y = errtest::Yaml{};
-  y.extra = "profile: " + profile + "\n";
-  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("bounds-clock.yaml", y.str()) + "'");
+  const test::RunResult r = evaluate_with_profile("bounds-clock", "gpu: h100-sxm-80gb\nclock: 150 MHz\n");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("clock: the SM clock the rates were timed at, 150 MHz, is not one the GPU runs at"));
 }
@@ -67,11 +71,8 @@ TEST(PhysicalBounds, NoKernelRunsAboveThePeak) {
 // A profile's measured GEMM of 1 ns (the loader's least time) gave an MFU of 146 %. Oracle: 2 x 8192^3 FLOP
 // at the H100's 989.4 TFLOP/s bf16 peak take 1.11 ms at the least.
 TEST(PhysicalBounds, AMeasuredGemmIsNoFasterThanThePeak) {
-  const std::string profile = errtest::write_file(
-      "bounds-gemm-profile.yaml", "gpu: h100-sxm-80gb\ngemm_measured:\n  - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1 ns}\n");
-  errtest::Yaml y;
-  y.extra = "profile: " + profile + "\n";
-  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("bounds-gemm.yaml", y.str()) + "'");
+  const test::RunResult r = evaluate_with_profile(
+      "bounds-gemm", "gpu: h100-sxm-80gb\ngemm_measured:\n  - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1 ns}\n");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("gemm_measured[0].time: 1e-09 s is faster than the GPU's bf16 peak allows"));
 }
@@ -89,11 +90,8 @@ TEST(PhysicalBounds, TheYamlNodeLimitIsTheUsersNotTheCatalogs) {
 
 // A profile's AdamW time of 1e12 s per element planned a step of 3e13 years with exit 0.
 TEST(PhysicalBounds, AProfilesKernelTimesAreAGpus) {
-  const std::string profile = errtest::write_file(
-      "bounds-element-profile.yaml", "gpu: h100-sxm-80gb\nkernel_shape: {adamw: {element_time: 1e12 s}}\nkernel_launch: 5 s\n");
-  errtest::Yaml y;
-  y.extra = "profile: " + profile + "\n";
-  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("bounds-element.yaml", y.str()) + "'");
+  const test::RunResult r = evaluate_with_profile(
+      "bounds-element", "gpu: h100-sxm-80gb\nkernel_shape: {adamw: {element_time: 1e12 s}}\nkernel_launch: 5 s\n");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("kernel_shape.adamw.element_time: 1e+12 s is longer than any GPU takes"));
 }
