@@ -124,19 +124,48 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   set_path(root, path, 0, without_marks(parsed), assignment);
 }
 
+namespace {
+// The 1-based line where a second YAML document starts (its first content after a `---` or `...` marker at
+// column 0 that follows content), or 0. Markers at column 0 end any scalar (YAML 1.2, c-forbidden), so a
+// line scan finds them; yaml-cpp's LoadAll is not used, as it loops forever on some malformed text.
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  bool content = false, marker = false;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const bool is_marker = (line.rfind("---", 0) == 0 || line.rfind("...", 0) == 0) &&
+                           (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    const bool blank = first == std::string::npos || line[first] == '#';
+    if (is_marker) {
+      const std::size_t rest = line.find_first_not_of(" \t\r", 3);
+      const bool inline_content = rest != std::string::npos && line[rest] != '#';
+      if (content && inline_content) return number;
+      marker = marker || content;
+      content = content || inline_content;
+      continue;
+    }
+    if (blank || line[0] == '%') continue;  // comments, directives
+    if (marker) return number;
+    content = true;
+  }
+  return 0;
+}
+}  // namespace
+
 YAML::Node parse_yaml_text(const std::string& text, const std::string& label, std::uint64_t max_nodes) {
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError({label, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
   }
   // A second document (after `---`) would be ignored without a word: which one the user meant is theirs to say.
-  if (documents.size() > 1) {
-    throw InputError(location_of(documents[1], label), "",
+  if (const int line = second_document_line(text); line > 0) {
+    throw InputError({label, line, 1}, "",
                      "a second YAML document (after '---'): the file holds one; remove the separator or split the file");
   }
-  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   if (max_nodes != kBuiltInYaml) check_expanded_size(root, label, max_nodes);  // alias bombs (model/yaml_reader.h)
   return root;
 }
