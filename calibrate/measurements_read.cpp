@@ -167,10 +167,8 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
   // A kernel's time between a nanosecond (the profile's own least time, model/profile_yaml.cpp) and an hour:
   // a time outside it is a unit slip or a broken timer, and would give the fit an infinite or denormal ratio.
   if (m.op != MeasuredOp::power && !(m.time.median >= kLeastKernelSeconds && m.time.median <= kMostKernelSeconds)) {
-    char value[32];
-    std::snprintf(value, sizeof value, "%g", m.time.median);
     throw InputError({file, 0, 0}, r.field("time.median"),
-                     std::string("a kernel time of ") + value + " s is outside [1 ns, 1 h]: times are in seconds");
+                     "a kernel time of " + shown(m.time.median) + " s is outside [1 ns, 1 h]: times are in seconds");
   }
   if (m.op != MeasuredOp::power && m.op != MeasuredOp::kernel_launch) m.rate = r.number("rate", 0, false, 0.0);
   m.algorithm = r.string("algorithm", "");

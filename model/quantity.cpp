@@ -4,10 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "errors.h"
 #include "units.h"
 
 namespace tp {
@@ -126,10 +126,8 @@ Range range_of(Dim d) {
 
 // "1e+11 Hz": a bound in the dimension's base unit, for messages.
 std::string in_base_unit(double v, Dim d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
   const std::string unit = dim_base_unit(d);
-  return unit.empty() ? std::string(buf) : std::string(buf) + " " + unit;
+  return unit.empty() ? shown(v) : shown(v) + " " + unit;
 }
 
 // The parsed value checked against range_of(dim).

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "yaml_reader.h"
@@ -31,11 +30,7 @@ constexpr double kMaxBufferBytes = 1e15;   // CUDA context, communication bucket
 
 // r.quantity() bounded above: an InputError naming the field when `value` exceeds `max`.
 inline double at_most(MapReader& r, const std::string& key, double value, double max) {
-  if (value > max) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", max);
-    r.fail(key, "is out of range: at most " + std::string(buf) + " (in base SI units)");
-  }
+  if (value > max) r.fail(key, "is out of range: at most " + shown(max) + " (in base SI units)");
   return value;
 }
 

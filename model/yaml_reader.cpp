@@ -199,10 +199,8 @@ double MapReader::quantity(const std::string& key, Dim dim, double def, double m
   }
   if (v < min) {
     // The minimum is in the base unit of `dim` (parse_quantity): "at least 1 W", "at least 1 B/s".
-    char bound[32];
-    std::snprintf(bound, sizeof bound, "%g", min);
     const std::string unit = dim_base_unit(dim);
-    const std::string need = min == kAnyPositive ? "positive" : "at least " + std::string(bound) + (unit.empty() ? "" : " " + unit);
+    const std::string need = min == kAnyPositive ? "positive" : "at least " + shown(min) + (unit.empty() ? "" : " " + unit);
     fail(key, "value '" + s + "' must be " + need);
   }
   return v;

@@ -105,13 +105,19 @@ Setter recompute_setter(const Axis& a, const std::string& v) {
   return [rc](Scenario& s) { s.parallel.recompute = rc; };
 }
 
+// The integer key `key` names, or nullptr.
+const IntKey* int_key_of(const std::string& key) {
+  for (const IntKey& ik : kIntKeys) {
+    if (key == ik.key) return &ik;
+  }
+  return nullptr;
+}
+
 Setter make_setter(const Axis& a, const std::string& v) {
   const std::string& k = a.key;
-  for (const IntKey& ik : kIntKeys) {
-    if (k == ik.key) {
-      const std::int64_t x = parse_int(a, v, ik.min, ik.max, ik.what);
-      return [x, write = ik.write](Scenario& s) { write(s, x); };
-    }
+  if (const IntKey* ik = int_key_of(k)) {
+    const std::int64_t x = parse_int(a, v, ik->min, ik->max, ik->what);
+    return [x, write = ik->write](Scenario& s) { write(s, x); };
   }
   if (k == "parallel.schedule") {
     const Schedule sc = parse_named<Schedule>(a, v, 4);
@@ -151,13 +157,12 @@ FastAxis make_fast_axis(const Axis& a) {
   FastAxis f;
   f.key = a.key;
   std::vector<std::int64_t> integers;  // an integer key's values, compared by value ("4" and "04" are one)
-  const bool integer_key =
-      std::any_of(std::begin(kIntKeys), std::end(kIntKeys), [&](const IntKey& k) { return a.key == k.key; });
+  const IntKey* ik = int_key_of(a.key);
   for (const auto& v : a.values) {
     f.labels.push_back(v);
     f.setters.push_back(make_setter(a, v));
-    if (!integer_key) continue;
-    const std::int64_t x = std::strtoll(v.c_str(), nullptr, 10);  // parsed and checked by make_setter
+    if (ik == nullptr) continue;
+    const std::int64_t x = parse_int(a, v, ik->min, ik->max, ik->what);
     if (std::find(integers.begin(), integers.end(), x) != integers.end()) {
       throw InputError(a.where, "grid." + a.key, "value '" + v + "' is given twice (as " + std::to_string(x) + ")");
     }
