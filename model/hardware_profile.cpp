@@ -93,7 +93,7 @@ void set_gemm_defaults(HardwareProfile& p, const GpuSpec& gpu) {
   const GemmModel dense32{0.85, 40, Seconds(5.5e-6), 0.75};
   if (gpu.generation == "volta") dense16.efficiency = 0.75;
   if (gpu.generation == "ampere") dense16.efficiency = 0.74;
-  if (gpu.generation == "hopper" || gpu.generation == "blackwell") {
+  if (hopper_or_later(gpu)) {
     dense16.efficiency = 0.78;
     // The H100 fit's fp8 constants, rounded (scenarios/profiles/h100-sxm.yaml: 0.717, k_half 212, 5.6 us,
     // 0.69); the H200's own fit gives 0.713 (scenarios/profiles/h200.yaml). No Blackwell measurement: it
@@ -146,7 +146,7 @@ HardwareProfile default_profile(const GpuSpec& gpu) {
   // The Hopper fractions are micro-benchmark (burst) rates, at the boost clock, and Blackwell takes them;
   // the others were set from training runs, at the sustained clock (clock 0; docs/model.md §13 and §15,
   // "Sustained clock").
-  if (gpu.generation == "hopper" || gpu.generation == "blackwell") p.clock_hz = gpu.boost_clock_hz;
+  if (hopper_or_later(gpu)) p.clock_hz = gpu.boost_clock_hz;
   set_kernel_class_defaults(p, gpu);
   return p;
 }

@@ -11,6 +11,7 @@
 #include "output_file.h"
 #include "scenario.h"
 #include "spec_reader.h"
+#include "sustained_clock.h"
 #include "yaml_reader.h"
 
 namespace tp {
@@ -174,16 +175,16 @@ void require_clocks_of_the_gpu(const YAML::Node& root, const std::string& name, 
                                const GpuSpec& gpu) {
   const double boost = gpu.boost_clock_hz;
   if (boost <= 0) return;
-  const std::string boost_text = "the GPU's maximum boost clock is " + shown(boost / 1e6) + " MHz";
   if (p.clock_hz > 0 && (p.clock_hz < 0.3 * boost || p.clock_hz > 1.05 * boost)) {
     throw InputError(location_of(root["clock"], name), "clock",
-                     "the SM clock the rates were timed at, " + shown(p.clock_hz / 1e6) + " MHz, is not one the GPU runs at: " +
-                         boost_text);
+                     "the SM clock the rates were timed at, " + shown(p.clock_hz / 1e6) +
+                         " MHz, is not one the GPU runs at: its maximum boost clock is " + shown(boost / 1e6) + " MHz");
   }
-  if (p.sustained_clock_hz > 1.05 * boost) {
+  const std::string clock_problem = sustained_clock_problem(p.sustained_clock_hz, gpu);
+  if (!clock_problem.empty()) {
     const YAML::Node power = root["power"];
     throw InputError(location_of(power.IsMap() ? power["sustained_clock"] : power, name), "power.sustained_clock",
-                     shown(p.sustained_clock_hz / 1e6) + " MHz is above what the GPU reaches: " + boost_text);
+                     clock_problem);
   }
 }
 }  // namespace

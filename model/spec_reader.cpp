@@ -4,6 +4,7 @@
 
 #include "catalog.h"
 #include "section_limits.h"
+#include "sustained_clock.h"
 
 namespace tp {
 namespace {
@@ -102,10 +103,8 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
   c.host_memory = Bytes(r.quantity("host_memory", Dim::bytes, c.host_memory.value));
   c.host_power = Watts(r.quantity("host_power", Dim::watts, c.host_power.value));
   c.sustained_clock_hz = r.quantity("sustained_clock", Dim::frequency, c.sustained_clock_hz, kAnyPositive);
-  if (c.gpu.boost_clock_hz > 0 && c.sustained_clock_hz > 1.05 * c.gpu.boost_clock_hz) {  // faster than the GPU's peak
-    r.fail("sustained_clock", shown(c.sustained_clock_hz / 1e6) + " MHz is above what the GPU reaches: its maximum boost clock is " +
-                                  shown(c.gpu.boost_clock_hz / 1e6) + " MHz");
-  }
+  const std::string clock_problem = sustained_clock_problem(c.sustained_clock_hz, c.gpu);
+  if (!clock_problem.empty()) r.fail("sustained_clock", clock_problem);
   c.host_cpu = r.choice("host_cpu", c.host_cpu,
                         {{"intel", HostCpu::intel}, {"amd", HostCpu::amd}, {"other", HostCpu::other}});
   return c;

@@ -19,6 +19,8 @@ FlopRate attention_peak(const GpuSpec& g, Precision p) {
   return bf16.value > 0 ? bf16 : g.peak_for(Precision::fp16);
 }
 
+bool hopper_or_later(const GpuSpec& g) { return g.generation == "hopper" || g.generation == "blackwell"; }
+
 double element_bytes(Precision p) {
   switch (p) {
     case Precision::fp32:

@@ -71,6 +71,9 @@ struct GpuSpec {
 // bf16, Transformer Engine's DotProductAttention), fp32/tf32 cores only when training in those.
 FlopRate attention_peak(const GpuSpec& g, Precision p);
 
+// Hopper or a later NVIDIA generation (Blackwell): warpgroup MMA and TMA, cuDNN's fused attention, DDR5 hosts.
+bool hopper_or_later(const GpuSpec& g);
+
 struct LinkSpec {
   ByteRate bandwidth;  // per GPU (intra) or per NIC (inter), per direction
   Seconds latency;

@@ -6,6 +6,8 @@
 // server hold the catalog's `sustained_clock`. Compute-bound kernel time scales with 1 / clock.
 #pragma once
 
+#include <string>
+
 #include "hardware_profile.h"
 #include "specs.h"
 
@@ -19,6 +21,10 @@ double profile_rates_clock_hz(const HardwareProfile& hw, const GpuSpec& gpu);
 // profile's measured `power.sustained_clock`, else the catalog's `sustained_clock` when a node holds more
 // than one GPU; 0 = the profile's own clock (one GPU alone, as calibrated).
 double cluster_sustained_clock_hz(const ClusterSpec& c, const HardwareProfile& hw);
+
+// Why a sustained clock cannot be the GPU's: above its maximum boost (with 5 % for datasheet rounding);
+// "" when it can, or when the catalog has no boost clock.
+std::string sustained_clock_problem(double sustained_clock_hz, const GpuSpec& gpu);
 
 // Factor on the compute-bound time of GEMMs and fused attention: rates clock / sustained clock, 1 when
 // either is unknown.

@@ -19,8 +19,7 @@ FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec
   // cuDNN's fused attention is faster than FlashAttention-2 through Hopper's warpgroup MMA and TMA (the ratio
   // planner/attention_kernel_rules.cpp takes is measured on an H100); before Hopper both run Ampere's mma.sync
   // tiles, so it is taken at FlashAttention-2's rate there.
-  const bool hopper_or_later = gpu.generation == "hopper" || gpu.generation == "blackwell";
-  if (runs == AttentionKernel::cudnn && !hopper_or_later) runs = AttentionKernel::flash;
+  if (runs == AttentionKernel::cudnn && !hopper_or_later(gpu)) runs = AttentionKernel::flash;
   if (gpu.generation == "hopper" && hw.attention_kernel == AttentionKernel::cudnn && runs_flash2_family(runs)) {
     const Flash2Curves flash2 = flash2_curves(kFlash2H100);
     return {flash2.forward, flash2.backward, attention_kernel_speed(runs, AttentionKernel::flash), AttentionKernel::flash,

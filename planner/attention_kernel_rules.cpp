@@ -44,8 +44,7 @@ AttentionSpeed rate_against_flash2(AttentionKernel k) {
 // transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend).
 AttentionKernel attention_kernel_of(Framework f, const GpuSpec& gpu) {
   if (!framework_rules(f).transformer_engine_attention) return AttentionKernel::flash;
-  const bool hopper_or_later = gpu.generation == "hopper" || gpu.generation == "blackwell";
-  return hopper_or_later ? AttentionKernel::cudnn : AttentionKernel::flash;
+  return hopper_or_later(gpu) ? AttentionKernel::cudnn : AttentionKernel::flash;
 }
 
 AttentionKernel attention_kernel_of(const TrainingSpec& t, const GpuSpec& gpu) {

@@ -18,7 +18,7 @@ double host_memory_bandwidth(const GpuSpec& gpu) {
   // - others: a two-socket DDR4-2666 host with 6 channels each (DGX-1 / DGX-2 class): 2 x 128 GB/s.
   constexpr double kStream = 0.8;
   if (gpu.generation == "ampere") return 2 * 204.8e9 * kStream;
-  if (gpu.generation == "hopper" || gpu.generation == "blackwell") return 2 * 307.2e9 * kStream;
+  if (hopper_or_later(gpu)) return 2 * 307.2e9 * kStream;
   return 2 * 128e9 * kStream;
 }
 
