@@ -13,6 +13,7 @@
 #include "format_units.h"
 #include "hardware_profile.h"
 #include "measurements.h"
+#include "output_file.h"
 #include "plan.h"
 #include "report_sections.h"
 #include "scenario.h"
@@ -114,6 +115,7 @@ std::string facts(const Scenario& s, const Plan& p) {
 
 int run_report(const ReportOptions& o) {
   if (o.output.empty()) throw InputError({"command line", 0, 0}, "-o", "give the HTML file to write: -o report.html");
+  check_output_target(o.output, "the report");
   std::unique_ptr<SweepRun> sweep;
   if (!o.sweep.empty() || !o.grids.empty()) sweep = std::make_unique<SweepRun>(run_report_sweep(o));
 

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "format_units.h"
 #include "hardware_profile.h"
+#include "output_file.h"
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
@@ -123,6 +124,7 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
 }  // namespace
 
 int run_simulate(const SimulateOptions& o) {
+  if (!o.trace.empty()) check_output_target(o.trace, "the trace file");
   // The same built-in default as `evaluate` and `sweep` when no file is given.
   Scenario s = o.scenario.empty() ? default_scenario(o.sets) : load_scenario_file(o.scenario, o.sets);
   if (!o.profile.empty()) s.profile = o.profile;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -87,16 +86,6 @@ std::string cell(double v, bool has_value = true, bool whole = false) {
   if (whole) std::snprintf(buf, sizeof buf, "%.0f", v);
   else std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
-}
-
-// --csv names a file to create or replace, in a folder that exists: checked before the sweep runs.
-void check_csv_target(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError({"--csv", 0, 0}, path, "is a directory; give a file name");
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    throw InputError({"--csv", 0, 0}, path, "the folder " + parent.string() + " does not exist");
-  }
 }
 
 void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
@@ -262,7 +251,7 @@ void print_rescored_table(const Rescored& r) {
 int run_sweep_command(const SweepCommandOptions& o) {
   SweepSetup setup = prepare_sweep(o.input, o.sets, o.grids);
   SweepSpec& spec = setup.spec;
-  if (!o.csv.empty()) check_csv_target(o.csv);
+  if (!o.csv.empty()) check_output_target(o.csv, "the CSV file");
   if (!o.objective.empty()) spec.objective = parse_objective(o.objective, {"--objective", 0, 0}, "objective");
   if (o.top > 0) spec.top = o.top;
   const std::vector<FastAxis>& fast = setup.fast;

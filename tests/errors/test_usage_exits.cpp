@@ -102,6 +102,23 @@ TEST(UsageExits, CsvToADirectoryIsAnErrorAndLeavesNoTmp) {
   std::filesystem::remove_all(dir);
 }
 
+// README, "Output files": a missing folder is an error before any work. `simulate --trace` and `report -o`
+// found it only once the plan and its simulation (and the report's sweep) had run: here the scenario they
+// would read does not exist, so the error names the output only when it is checked first.
+TEST(UsageExits, TraceAndReportTargetsAreCheckedBeforeTheWork) {
+  const std::filesystem::path nowhere = std::filesystem::path(::testing::TempDir()) / "no-such-folder-tp";
+  const std::string missing_scenario = (nowhere / "scenario.yaml").string();
+  const test::RunResult sim =
+      test::run_trainplan("simulate '" + missing_scenario + "' --trace '" + (nowhere / "t.json").string() + "'");
+  EXPECT_EQ(sim.exit_code, 1) << sim.output;
+  EXPECT_THAT(sim.output, HasSubstr("cannot write the trace file"));
+  const test::RunResult rep =
+      test::run_trainplan("report '" + missing_scenario + "' -o '" + (nowhere / "r.html").string() + "'");
+  EXPECT_EQ(rep.exit_code, 1) << rep.output;
+  EXPECT_THAT(rep.output, HasSubstr("cannot write the report"));
+  EXPECT_THAT(rep.output, HasSubstr("does not exist"));
+}
+
 // Issue case: `--profile DIR` exited 0 with the defaults.
 TEST(UsageExits, ProfileDirectoryIsAnError) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trainplan-profile-dir";
