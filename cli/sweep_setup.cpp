@@ -71,20 +71,24 @@ void reject_axes_auto_chooses(const SweepSpec& spec) {
   }
 }
 
-// The sweep file's grid with the command line's: a --grid axis replaces the file's axis of the same key, and
-// --set may not fix a key the grid varies.
-void merge_command_line(SweepSpec& spec, const std::vector<std::string>& sets, const std::vector<std::string>& grids) {
-  SweepSpec extra = sweep_from_cli("", {}, grids);
+// --set may not fix a key the grid varies: the grid's values would silently replace it. A sweep file's axis
+// is replaced by --grid; a --grid axis is given either to --set or to --grid.
+void reject_sets_of_swept_keys(const std::vector<Axis>& axes, const std::vector<std::string>& sets, bool file_axes) {
   for (const std::string& s : sets) {
     const std::string key = s.substr(0, s.find('='));
-    for (const Axis& a : spec.axes) {
-      if (a.key == key) {
-        throw InputError({"--set", 0, 0}, key,
-                         "the sweep's grid varies this key (" + a.where.str() + "): give --grid " + key +
-                             "=... to replace its values");
-      }
+    for (const Axis& a : axes) {
+      if (a.key != key) continue;
+      const std::string hint = file_axes ? "give --grid " + key + "=... to replace its values"
+                                         : "give the key to --set or to --grid, not both";
+      throw InputError({"--set", 0, 0}, key, "the sweep's grid varies this key (" + a.where.str() + "): " + hint);
     }
   }
+}
+
+// The sweep file's grid with the command line's: a --grid axis replaces the file's axis of the same key.
+void merge_command_line(SweepSpec& spec, const std::vector<std::string>& sets, const std::vector<std::string>& grids) {
+  SweepSpec extra = sweep_from_cli("", {}, grids);
+  reject_sets_of_swept_keys(spec.axes, sets, true);
   spec.sets.insert(spec.sets.end(), sets.begin(), sets.end());
   (void)base_document(spec);  // a bad --set before any work
   for (Axis& a : extra.axes) {
@@ -145,6 +149,7 @@ SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string
     (void)checked_point_count(spec);  // the file's axes and --grid's together
   } else {
     spec = sweep_from_cli(input, sets, grids);
+    reject_sets_of_swept_keys(spec.axes, sets, false);
   }
   if (spec.axes.empty() && !spec.parallel_auto) {
     throw InputError({"command line", 0, 0}, "--grid",

@@ -102,7 +102,7 @@ TEST(OutputSafety, ANameThatIsNotUtf8IsWrittenAsValidJson) {
 
 // Before: grid integers wrapped modulo 2^32 (tp 4294967300 ran as a feasible tp 4); "4,04" ran twice; an axis the
 // automatic layouts also set repeated every layout once per value; a --grid axis the sweep file has was added
-// beside it (432 points, all tp 8); --set of a swept key was silently ignored.
+// beside it (432 points, all tp 8); --set of a swept key was silently ignored, with a sweep file or without.
 TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
   struct Case {
     std::string args, message;
@@ -115,6 +115,8 @@ TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
       {"sweep --grid parallel=auto --grid parallel.tp=2", "parallel: auto chooses this key in every layout it tries"},
       {"sweep " + example("sweep-llama3.1-70b.yaml") + " --set parallel.tp=8",
        "--set: parallel.tp: the sweep's grid varies this key"},
+      // Without a sweep file the --grid values replaced the --set value silently (tp 1 and 4 swept, tp 2 never).
+      {"sweep --set parallel.tp=2 --grid parallel.tp=1,4", "the sweep's grid varies this key (--grid): give the key"},
   };
   for (const Case& c : cases) {
     const test::RunResult r = test::run_trainplan(c.args);
