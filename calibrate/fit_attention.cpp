@@ -2,6 +2,7 @@
 // (model/hardware_profile.h, AttentionCurve) by Levenberg-Marquardt on log time; the records of one
 // algorithm (cuDNN when present: the kernel Transformer Engine runs on Hopper) so that two libraries are
 // not averaged. Unfused: the geometric mean of the measured efficiency. docs/calibration.md.
+#include <array>
 #include <cmath>
 
 #include "attention_grid.h"
@@ -51,8 +52,13 @@ void fit_fused(const std::vector<const Measurement*>& all, const char* family, A
     }
     return res;
   };
-  if (fit_items.size() < 4) {
-    r.report.notes.push_back(std::string(family) + ": too few measurements for the curve (need 4); default kept");
+  const size_t shapes = distinct_shapes(fit_items, [](const Measurement* it) {
+    const AttentionShape& a = it->attention;
+    return std::array<std::int64_t, 7>{a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal ? 1 : 0};
+  });
+  if (shapes < 4) {
+    r.report.notes.push_back(std::string(family) + ": " + std::to_string(fit_items.size()) + " measurements of " +
+                             std::to_string(shapes) + " shapes are too few for the curve (need 4 shapes); default kept");
     return;
   }
   bool causal = false, full = false;

@@ -143,7 +143,7 @@ void fit_collective_group(const CollectiveKey& key, const std::vector<const Meas
   }
   const std::string family = std::string(to_string(op)) + (inter ? " inter_node " : " intra_node ") +
                              std::to_string(ranks) + " ranks" + (inter ? " on " + std::to_string(nodes) + " nodes" : "");
-  if (fit_items.size() < 2 || bf <= 0) {
+  if (distinct_shapes(fit_items, [](const Measurement* it) { return it->bytes; }) < 2 || bf <= 0) {
     r.report.notes.push_back(family + ": too few sizes to fit alpha and beta");
     return;
   }

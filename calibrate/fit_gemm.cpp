@@ -1,6 +1,7 @@
 // The GEMM family: per dtype, the four parameters of GemmModel (model/hardware_profile.h) by
 // Levenberg-Marquardt on log(predicted / measured time), i.e. relative errors; plus the table of the
 // measured shapes that gemm_seconds looks up exactly. docs/calibration.md, "The GEMM model".
+#include <array>
 #include <cmath>
 
 #include "fit_internal.h"
@@ -101,9 +102,13 @@ void fit_gemm(const Measurements& m, const FitOptions& o, FitResult& r) {
       samples.push_back({{static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k)},
                          all[i]->time.median / static_cast<double>(s.batch)});
     }
-    if (samples.size() < 5) {
+    const size_t shapes = distinct_shapes(fit_items, [](const Measurement* it) {
+      return std::array<std::int64_t, 3>{it->gemm.m, it->gemm.n, it->gemm.k};
+    });
+    if (shapes < 5) {
       r.report.notes.push_back(std::string("gemm ") + to_string(p) + ": " + std::to_string(samples.size()) +
-                               " measurements are too few for the 4-parameter model (need 5); default kept");
+                               " measurements of " + std::to_string(shapes) +
+                               " shapes are too few for the 4-parameter model (need 5 shapes); default kept");
       continue;
     }
     const GemmModel model = fit_gemm_model(o.cluster.gpu, p, samples);

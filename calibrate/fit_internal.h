@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,15 @@ namespace tp::fit_detail {
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double median_of(std::vector<double> v);
+
+// How many different shapes `items` hold, as `shape_of` names them: one shape timed many times pins no more
+// of a curve than it timed once, so a fit counts shapes, not records.
+template <class Item, class ShapeOf>
+size_t distinct_shapes(const std::vector<Item>& items, ShapeOf shape_of) {
+  std::set<decltype(shape_of(items.front()))> shapes;
+  for (const Item& it : items) shapes.insert(shape_of(it));
+  return shapes.size();
+}
 std::string fmt(double v);  // %.6g; .nan / .inf as YAML writes them
 std::string quoted(const std::string& s);
 

@@ -1,5 +1,6 @@
 #include "fitter.h"
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -12,20 +13,29 @@ using namespace fit_detail;
 
 namespace {
 
-// One note per family with no usable measurement: its profile values are the generation's defaults.
-void note_unmeasured_families(const Measurements& m, FitResult& r) {
+// One note per family with no measurement: its profile values are the generation's defaults. (A family
+// measured but not fitted says why in its own note.)
+void note_unmeasured_families(const Measurements& m, const GpuSpec& gpu, FitResult& r) {
   bool attention = false, memory = false, collectives = false, power = false;
+  std::array<bool, kPrecisionCount> gemm{};
   for (const auto& it : m.items) {
     attention = attention || is_attention(it.op);
     memory = memory || is_memory(it.op);
     collectives = collectives || (is_collective(it.op) && it.ranks > 1);
     power = power || it.op == MeasuredOp::power;
+    if (it.op == MeasuredOp::gemm) gemm[static_cast<size_t>(it.dtype)] = true;
   }
   const char* kept = ": not measured; the generation's defaults kept";
   if (!attention) r.report.notes.push_back(std::string("attention") + kept);
   if (!memory) r.report.notes.push_back(std::string("memory") + kept);
   if (!collectives) r.report.notes.push_back(std::string("collectives (multi-rank)") + kept);
   if (!power) r.report.notes.push_back(std::string("power") + kept);
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const Precision p = static_cast<Precision>(i);
+    if (!gemm[static_cast<size_t>(i)] && gpu.peak_for(p).value > 0) {
+      r.report.notes.push_back(std::string("gemm ") + to_string(p) + ": not measured; default model kept");
+    }
+  }
 }
 
 }  // namespace
@@ -72,15 +82,7 @@ FitResult fit_profile(const Measurements& m, const FitOptions& options) {
   bool any = false;
   for (const auto& it : m.items) any = any || it.op != MeasuredOp::power;
   if (!any) r.report.notes.push_back("no kernel measurements: the profile is the generation's defaults");
-  note_unmeasured_families(m, r);
-  for (int i = 0; i < kPrecisionCount; ++i) {
-    const Precision p = static_cast<Precision>(i);
-    bool fitted = false;
-    for (const auto& g : r.report.gemm) fitted = fitted || g.dtype == p;
-    if (!fitted && gpu.peak_for(p).value > 0) {
-      r.report.notes.push_back(std::string("gemm ") + to_string(p) + ": not measured; default model kept");
-    }
-  }
+  note_unmeasured_families(m, gpu, r);
   require_loadable(r, gpu);
   return r;
 }

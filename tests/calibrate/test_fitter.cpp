@@ -198,6 +198,37 @@ TEST(Fitter, ExactDataGivesExactConstants) {
   EXPECT_NEAR(f->r2, 1.0, 1e-9);
 }
 
+// One shape timed many times pins no more of a curve than it timed once. Before, 12 GEMM records of 2 shapes
+// passed the "5 measurements" rule and fitted 4 parameters to 2 points (R² of a curve through 2 clusters), and
+// 8 attention records of 1 shape (7 fitted, 1 held out) fitted its 3-parameter curve. Now the families keep their defaults, noted.
+TEST(Fitter, RepeatsOfFewShapesFitNoCurve) {
+  SyntheticTruth truth;
+  const Measurements all = test::synthetic_measurements(truth, 0.02);
+  Measurements m = all;
+  m.items.clear();
+  int gemm_shapes = 0;
+  bool forward_kept = false;
+  for (const Measurement& it : all.items) {
+    const bool gemm = it.op == MeasuredOp::gemm && it.dtype == Precision::bf16 && gemm_shapes < 2;
+    const bool forward = it.op == MeasuredOp::attention_forward && it.impl == AttentionImpl::fused && !forward_kept;
+    if (!gemm && !forward) continue;
+    gemm_shapes += gemm ? 1 : 0;
+    forward_kept = forward_kept || forward;
+    for (int repeat = 0; repeat < (gemm ? 6 : 8); ++repeat) m.items.push_back(it);
+  }
+  ASSERT_EQ(m.items.size(), 2u * 6 + 8);
+  const FitResult r = fit_profile(m, options());
+  const HardwareProfile defaults = default_profile(test::dgx_h100().gpu);
+  EXPECT_DOUBLE_EQ(r.profile.gemm_for(Precision::bf16).efficiency, defaults.gemm_for(Precision::bf16).efficiency);
+  EXPECT_DOUBLE_EQ(r.profile.attention_forward.max_efficiency, defaults.attention_forward.max_efficiency);
+  EXPECT_EQ(family(r.report, "gemm bf16"), nullptr);
+  std::string notes;
+  for (const auto& n : r.report.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("gemm bf16: 10 measurements of 2 shapes are too few"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("gemm bf16: not measured"), std::string::npos) << notes;  // it was: 12 records
+  EXPECT_NE(notes.find("attention fused forward: 7 measurements of 1 shapes are too few"), std::string::npos) << notes;
+}
+
 // `calibrate check` reports the scenario's own fused-attention grids apart from the wide ones (docs/model.md
 // §15, "The attention grid's tail"). Oracle by hand: 8 sequence-heads at s = 4,096 (tp 8 of 64 heads,
 // micro-batch 1) are 8 x 528 = 4,224 tile units on 132 SMs, ending at 4,224 / 132 + 0.62 x 32 = 51.84 units:
