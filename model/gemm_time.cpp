@@ -46,7 +46,8 @@ bool gemm_aligned(Precision precision, const GemmDims& d) {
     const double units = dim * per_element;
     return units == std::floor(units);
   };
-  return aligned(d.m) && aligned(d.n) && aligned(d.k);
+  return (d.tokens == GemmDims::Tokens::m || aligned(d.m)) && aligned(d.n) &&
+         (d.tokens == GemmDims::Tokens::k || aligned(d.k));
 }
 
 Seconds gemm_seconds(const HardwareProfile& hw, const GpuSpec& gpu, Precision precision, const GemmDims& d) {

@@ -9,7 +9,12 @@
 namespace tp {
 
 struct GemmDims {
+  // Which extent counts a layer's tokens, if any (planner/gemm_shapes.h): the rows of the row-major
+  // activations and their gradients, an extent and never a leading dimension, so its size does not decide
+  // the kernel's alignment (gemm_aligned).
+  enum class Tokens { none, m, k };
   double m = 0, n = 0, k = 0;
+  Tokens tokens = Tokens::none;
   double flops() const { return 2.0 * m * n * k; }
 };
 
@@ -31,9 +36,11 @@ Seconds gemm_model_seconds(const GemmModel& model, const GpuSpec& gpu, Precision
 // H100 is the only generation measured; the share of peak is used for the others (docs/model.md §15).
 inline constexpr double kUnalignedGemmShareOfPeak = 0.12;
 
-// Whether every dimension of the GEMM is a multiple of 16 bytes of its operand type. The shape stands for
-// a layer's three GEMMs (forward, input gradient, weight gradient), and each of m, n, k is a leading
-// dimension of one of them.
+// Whether the GEMM's leading dimensions are multiples of 16 bytes of its operand type. A layer's weight
+// GEMMs (planner/gemm_shapes.h) read row-major activations [tokens x features] and weights [out x in]
+// (PyTorch's F.linear and Megatron's linear layers call cuBLAS with lda = ldb = in, ldc = out; the weight
+// gradient with the features as lda and ldb and the tokens as K): the feature extents are strides, the
+// tokens never. A shape without its tokens named (a measured GEMM of unknown layout) has all three checked.
 bool gemm_aligned(Precision precision, const GemmDims& d);
 
 // Kernel time of one GEMM of shape `d` on `gpu` described by `hw` (seconds, > 0 for a non-empty GEMM):

@@ -20,7 +20,9 @@ GemmPassShapes gemm_pass_shapes(const Op& op, int tp, int ep, double sequences) 
       out /= tp;
     }
   }
-  return {GemmDims{tokens, out, in}, GemmDims{tokens, in, out}, GemmDims{in, out, tokens}};
+  using Tokens = GemmDims::Tokens;
+  return {GemmDims{tokens, out, in, Tokens::m}, GemmDims{tokens, in, out, Tokens::m},
+          GemmDims{in, out, tokens, Tokens::k}};
 }
 
 }  // namespace tp

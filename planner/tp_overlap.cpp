@@ -24,7 +24,8 @@ double chunked_gemm_seconds_per_flop(const HardwareProfile& hw, const GpuSpec& g
                                       double splits, double launch) {
   if (d.flops() <= 0) return 0.0;
   const double n = std::max(1.0, splits);
-  const GemmDims chunk{d.m / n, d.n, d.k};
+  GemmDims chunk = d;  // the same GEMM over 1/n of the tokens
+  chunk.m = d.m / n;
   return (n * gemm_seconds(hw, gpu, p, chunk).value - launch) / d.flops();
 }
 
