@@ -57,13 +57,19 @@ void print_points(const char* title, const std::vector<SweepPoint>& points, cons
   }
 }
 
+// k of a `{every: k}` or `{one_in: k}` recompute, else 0 (as `evaluate`'s scenario.layout.recompute_every).
+int recompute_span(const SweepPoint& p) {
+  return p.recompute == RecomputeMode::every || p.recompute == RecomputeMode::one_in ? p.recompute_every : 0;
+}
+
 nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes) {
   return {{"index", p.index},
           {"status", to_string(p.status)},
           {"layout",
            {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
             {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"dp_shard", sharding_group(p.dp_shard, p.dp)},
-            {"recompute", recompute_label(p)},
+            {"recompute", to_string(p.recompute)},  // as the scenario spells it: --set parallel.recompute=...
+            {"recompute_every", recompute_span(p)},
             {"micro_batch", p.micro_batch}}},
           {"other", extra_label(p, bases, axes)},
           {"gpus", p.gpus},
@@ -91,14 +97,15 @@ std::string cell(double v, bool has_value = true, bool whole = false) {
 void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
                const std::vector<FastAxis>& axes) {
   write_output_file(path, [&](std::ostream& out) {
-    out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,dp_shard,recompute,micro_batch,gpus,nodes,memory_bytes,step_seconds,"
+    out << "index,status,tp,pp,dp,cp,ep,vpp,schedule,zero,dp_shard,recompute,recompute_every,micro_batch,gpus,nodes,"
+           "memory_bytes,step_seconds,"
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
       const bool evaluated = p.status != PointStatus::indivisible;
       const bool runs = evaluated && p.status != PointStatus::no_progress;
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)
-          << "," << recompute_label(p) << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
+          << "," << to_string(p.recompute) << "," << recompute_span(p) << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
           << cell(p.memory, evaluated, true) << "," << cell(p.step, evaluated) << "," << cell(p.mfu, evaluated) << ","
           << cell(p.tokens_per_gpu, evaluated) << "," << cell(p.run_seconds, runs) << "," << cell(p.cost, runs) << ","
           << cell(p.energy_kwh, runs) << ",\"" << extra_label(p, bases, axes) << "\"\n";

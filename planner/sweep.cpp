@@ -272,6 +272,7 @@ class SweepRun {
     }
     if (!plan.estimate.feasible) {
       ++ts.oom;
+      p.status = PointStatus::out_of_memory;  // before the copy into the nearest misses
       p.objective = p.memory / std::max(p.capacity, 1.0);  // nearest misses: smallest overshoot
       if (ts.nearest.size() < 5 || Better()(p, ts.nearest.back())) {
         ts.nearest.push_back(p);

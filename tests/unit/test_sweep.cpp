@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "checks.h"
@@ -309,6 +310,24 @@ TEST(SweepCli, MalformedGridIsAnInputError) {
   r = test::run_trainplan("sweep --grid model=llama9");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--grid: grid model: unknown model 'llama9'"), std::string::npos) << r.output;
+}
+
+// Before: every nearest miss said "feasible" in the JSON (its status was set after the copy), and the layout's
+// recompute read "sel", which `--set parallel.recompute=sel` refuses. Oracle: the table's own heading (the
+// misses are out of memory, memory above the usable) and the scenario reader, which takes the JSON's value back.
+TEST(SweepCli, JsonPointsSayWhatTheyAreAndFeedBackIntoEvaluate) {
+  const test::RunResult r = test::run_trainplan("sweep " + test::source_path("scenarios/examples/sweep-llama3.1-70b.yaml") +
+                                                " --grid parallel.recompute=selective,full --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  ASSERT_FALSE(j["nearest_misses"].empty());
+  for (const auto& p : j["nearest_misses"]) EXPECT_EQ(p["status"], "out_of_memory") << p.dump();
+  std::set<std::string> recomputes;
+  for (const auto& p : j["top"]) recomputes.insert(p["layout"]["recompute"].get<std::string>());
+  for (const std::string& rc : recomputes) {
+    EXPECT_TRUE(rc == "selective" || rc == "full") << rc;
+    EXPECT_EQ(test::run_trainplan("evaluate --set parallel.recompute=" + rc).exit_code, 0) << rc;
+  }
 }
 
 TEST(SweepCli, SweepFileWorks) {
