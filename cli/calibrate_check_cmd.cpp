@@ -1,4 +1,5 @@
 // `trainplan calibrate check` and `trainplan calibrate import-torch` (docs/calibration.md).
+#include <algorithm>
 #include <iostream>
 
 #include "catalog.h"
@@ -35,7 +36,10 @@ int run_calibrate_check(const CalibrateCheckOptions& o) {
   if (o.format == "json") {
     std::cout << check_json(families);
   } else {
+    // Power records are phases, not kernel times: nothing to predict them against.
+    const auto power = std::count_if(m.items.begin(), m.items.end(), [](const Measurement& it) { return it.op == MeasuredOp::power; });
     std::cout << "profile " << o.profile << " against " << o.input << " (" << m.items.size() << " measurements"
+              << (power > 0 ? ", " + std::to_string(power) + " of them power phases, not checked" : std::string())
               << (co.exact_shapes ? "" : "; measured GEMM shapes ignored") << ")\n"
               << check_table(families);
   }

@@ -219,6 +219,8 @@ int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
               p.inter_node.latency.value * 1e6, p.inter_node.latency.value > 0 ? "" : " (the cluster's)");
   std::printf("  PCIe efficiency    %.3f\n", p.pcie_efficiency);
   std::printf("  power              idle %.0f W, busy %.3f x TDP\n", p.idle_power.value, p.busy_power_fraction);
+  if (p.clock_hz > 0) std::printf("  clock              %.0f MHz (the SM clock the GEMM and attention rates stand for)\n", p.clock_hz / 1e6);
+  if (p.sustained_clock_hz > 0) std::printf("  sustained clock    %.0f MHz (back-to-back GEMMs at the power cap)\n", p.sustained_clock_hz / 1e6);
   const YAML::Node fit = root["fit"];
   if (fit && fit["families"] && fit["families"].IsSequence()) {
     std::printf("  fit quality (held-out measurements):\n");

@@ -19,16 +19,22 @@ std::string aliases(const Catalog& c, const std::string& key) {
   return out.empty() ? "" : "  (also: " + out + ")";
 }
 
+// A dense peak in TFLOP/s, or "-" where the GPU has no tensor-core path for the precision (a V100 has no bf16).
+std::string peak_cell(const GpuSpec& g, Precision p) {
+  const double peak = g.peak_for(p).value;
+  return peak > 0 ? format_fixed(peak / 1e12, 1) : "-";
+}
+
 void print_gpus(const Catalog& c) {
-  std::printf("%-18s %-32s %10s %12s %14s %14s %8s\n", "GPU", "name", "memory", "bandwidth", "bf16 dense",
-              "fp8 dense", "TDP");
-  std::printf("%-18s %-32s %10s %12s %14s %14s %8s\n", "", "", "[GiB]", "[TB/s]", "[TFLOP/s]", "[TFLOP/s]", "[W]");
+  std::printf("%-18s %-32s %10s %12s %12s %12s %12s %8s\n", "GPU", "name", "memory", "bandwidth", "bf16 dense",
+              "fp16 dense", "fp8 dense", "TDP");
+  std::printf("%-18s %-32s %10s %12s %12s %12s %12s %8s\n", "", "", "[GiB]", "[TB/s]", "[TFLOP/s]", "[TFLOP/s]",
+              "[TFLOP/s]", "[W]");
   for (const auto& [key, g] : c.gpus()) {
-    double bf16 = g.peak_for(Precision::bf16).value > 0 ? g.peak_for(Precision::bf16).value : g.peak_for(Precision::fp16).value;
-    double fp8 = g.peak_for(Precision::fp8).value;
-    std::printf("%-18s %-32s %10.1f %12.2f %14.1f %14s %8.0f%s\n", key.c_str(), g.name.c_str(), g.memory.value / kGiB,
-                g.memory_bandwidth.value / 1e12, bf16 / 1e12, fp8 > 0 ? format_fixed(fp8 / 1e12, 1).c_str() : "-",
-                g.tdp.value, aliases(c, key).c_str());
+    std::printf("%-18s %-32s %10.1f %12.2f %12s %12s %12s %8.0f%s\n", key.c_str(), g.name.c_str(), g.memory.value / kGiB,
+                g.memory_bandwidth.value / 1e12, peak_cell(g, Precision::bf16).c_str(),
+                peak_cell(g, Precision::fp16).c_str(), peak_cell(g, Precision::fp8).c_str(), g.tdp.value,
+                aliases(c, key).c_str());
   }
 }
 
@@ -72,7 +78,8 @@ nlohmann::json catalog_json(const Catalog& c, const std::string& what) {
   for (const auto& [key, m] : c.models()) {
     j["models"][key] = {{"name", m.name}, {"parameters", std::llround(total_parameters(m))}, {"layers", m.layers},
                         {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden},
-                        {"vocab", m.vocab}, {"experts", m.moe.experts}, {"aliases", c.aliases_of(key)}};
+                        {"vocab", m.vocab}, {"experts", m.moe.experts}, {"top_k", m.moe.top_k},
+                        {"expert_ffn_hidden", m.moe.expert_ffn_hidden}, {"aliases", c.aliases_of(key)}};
   }
   for (const auto& [key, k] : c.clusters()) {
     j["clusters"][key] = {{"name", k.name}, {"gpu", k.gpu.key}, {"gpus_per_node", k.gpus_per_node},

@@ -32,6 +32,7 @@ void add_calibrate_fit(CLI::App& calibrate, CliCommands& commands) {
   cmd->add_option("--gpu", opts->gpu, "Catalog GPU (default: the one recorded in the file)");
   cmd->add_option("--scenario", opts->scenario, "Scenario whose cluster gives the link bandwidths");
   cmd->add_option("--holdout", opts->holdout_every, "Hold out every k-th measurement for the fit quality (0: none)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   commands.push_back({cmd, [opts] { return run_calibrate_fit(*opts); }});
 }

@@ -98,7 +98,14 @@ std::string violations_html(const Estimate& e) {
     return "<p class=\"verdict ok\">&#10004; Fits: the fullest stage leaves " + svg::escape(format_bytes(spare)) +
            " of the usable memory free.</p>";
   }
-  std::string h = "<div class=\"verdict bad\"><p><strong>&#10008; Does not fit.</strong></p><ul>";
+  const bool memory_fits = fits_in_memory(e);  // infeasible for another reason: failures outpace progress
+  std::string h = "<div class=\"verdict bad\"><p><strong>&#10008; " +
+                  std::string(memory_fits ? "Cannot finish." : "Does not fit.") + "</strong>";
+  if (memory_fits) {
+    h += " It fits in memory (the fullest stage leaves " + svg::escape(format_bytes(e.usable.value - e.memory.total.value)) +
+         " of the usable memory free), but:";
+  }
+  h += "</p><ul>";
   for (const Violation& v : e.violations) {
     h += "<li>" + svg::escape(violation_message(v));
     if (v.kind == Violation::Kind::out_of_memory) {

@@ -26,6 +26,7 @@ std::vector<StepPart> step_parts(const StepTime& t) {
           {"pipeline bubble", "time.bubble", t.bubble.value},
           {"exposed PP communication", "time.exposed_comm.pp", t.exposed.pp.value},
           {"exposed DP communication", "time.exposed_comm.dp", t.exposed.dp.value},
+          {"compute slowed by the DP traffic it hides", "time.overlap_contention", t.overlap_contention.value},
           {"activation offload copies", "time.exposed_comm.offload", t.exposed.offload.value},
           {"optimizer step", "time.optimizer", t.optimizer.value}};
 }

@@ -6,6 +6,7 @@
 #include "attention_curves.h"
 #include "estimate_parts.h"
 #include "format_units.h"
+#include "op_graph.h"
 #include "attention_kernel_rules.h"
 #include "report.h"
 #include "sustained_clock.h"
@@ -67,8 +68,9 @@ void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
   }
   out << "\n";
   out << "  Energy      " << format_fixed(progress ? r.energy_kwh : r.energy_kwh_without_failures, 0) << " kWh"
-      << (progress ? "" : " without failures") << " (" << format_fixed(t.gpu_power.value, 0) << " W per GPU, PUE "
-      << format_fixed(s.costs.pue, 2) << ")";
+      << (progress ? "" : " without failures") << " (" << format_fixed(t.gpu_power.value, 0) << " W per GPU"
+      << (s.cluster.host_power.value > 0 ? " + " + format_fixed(s.cluster.host_power.value / 1e3, 1) + " kW per node's host" : "")
+      << ", PUE " << format_fixed(s.costs.pue, 2) << ")";
   if (progress) {
     out << ", " << format_fixed(r.energy_cost_usd, 0) << " USD of electricity, " << format_fixed(r.co2_kg / 1000.0, 1)
         << " t CO2";
@@ -127,6 +129,9 @@ void print_setup(std::ostream& out, const Scenario& s, const Estimate& e) {
 void print_sizes_and_memory(std::ostream& out, const Scenario& s, const Estimate& e) {
   const ModelSpec& m = s.model;
   out << "  Parameters  " << format_count(e.parameters_total) << " total";
+  // The framework's padded vocabulary rows (docs/model.md §3) are held and counted; the catalog counts the model's.
+  const std::string unpadded = format_count(total_parameters(m));
+  if (unpadded != format_count(e.parameters_total)) out << " (" << unpadded << " in the model + the padded vocabulary's rows)";
   if (m.moe.enabled()) out << ", " << format_count(e.parameters_active) << " active per token";
   out << ", " << format_count(e.parameters_per_gpu) << " on the busiest GPU (before ZeRO sharding)\n";
   out << "  FLOPs       model " << sci(e.flops.model_per_step.value) << " FLOP/step ("
@@ -163,13 +168,15 @@ void print_sizes_and_memory(std::ostream& out, const Scenario& s, const Estimate
 }
 
 // Fits or not; what does not fit, with the fixes to try.
+// The fullest stage against the usable memory (capacity less headroom), which is what it must fit in.
 void print_verdict(std::ostream& out, const Estimate& e) {
+  const std::string use = "worst stage " + std::to_string(e.memory.stage) + " uses " + gib(e.memory.total) + " GiB of " +
+                          gib(e.usable) + " GiB usable (" + format_fixed(100.0 * e.memory.total.value / e.usable.value, 1) +
+                          "%)";
   if (e.feasible) {
-    out << "  Verdict     FITS: worst stage " << e.memory.stage << " uses " << gib(e.memory.total) << " GiB of "
-        << gib(e.capacity) << " GiB (" << format_fixed(100.0 * e.memory.total.value / e.capacity.value, 1)
-        << "%)\n";
+    out << "  Verdict     FITS: " << use << "\n";
   } else {
-    out << "  Verdict     DOES NOT FIT\n";
+    out << "  Verdict     " << (fits_in_memory(e) ? "CANNOT FINISH: " + use + ", but" : "DOES NOT FIT") << "\n";
     for (const auto& v : e.violations) {
       out << "    - " << violation_message(v) << "\n";
       if (!v.fixes.empty()) {

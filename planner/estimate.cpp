@@ -135,6 +135,13 @@ const char* to_string(Violation::Kind k) {
   return "?";
 }
 
+bool fits_in_memory(const Estimate& e) {
+  for (const Violation& v : e.violations) {
+    if (v.kind != Violation::Kind::no_progress) return false;
+  }
+  return true;
+}
+
 std::string violation_message(const Violation& v) {
   if (v.kind == Violation::Kind::no_progress) {
     return "this job cannot make progress: a failure is expected every " + format_seconds(v.available) +

@@ -64,6 +64,10 @@ struct Estimate {
   double tokens_per_step = 0;
 };
 
+// Does every stage fit in GPU memory and the offloaded states in host RAM? (An estimate can fit and still be
+// infeasible: a job whose failures outpace its progress, Violation::Kind::no_progress.)
+bool fits_in_memory(const Estimate& e);
+
 Estimate estimate(const Scenario& s);
 
 // The same with a prebuilt op graph (sweeps reuse one graph for many layouts).

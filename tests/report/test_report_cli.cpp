@@ -145,6 +145,51 @@ TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   EXPECT_TRUE(has("parallel.recompute: full (37.08 GiB per GPU)"));
 }
 
+// A job whose failures outpace its progress (16 H100s... here 64, with a GPU MTBF of 1 h: a failure every
+// 56 s, each losing 11.5 min) fits in memory but never finishes. Before: the page said "Does not fit" and its
+// run totals showed 0 h, 0 USD, 0 kWh under JSON paths `evaluate` leaves out for such a job
+// (docs/json-output.md). Oracle: the evaluate JSON of the same scenario.
+TEST(ReportNumbers, AJobThatCannotFinishShowsOnlyTheTotalsItHas) {
+  const std::string sets = " --set costs.failures.gpu_mtbf='1 h'";
+  const fs::path out = test::temp_html("no-progress");
+  ASSERT_EQ(test::run_trainplan("report" + sets + " -o " + test::quoted(out.string())).exit_code, 0);
+  const test::RunResult json = test::run_trainplan("evaluate" + sets + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  ASSERT_EQ(j["run"]["regime"], "no_progress");
+  const std::string html = test::read_text(out);
+  for (const auto& [path, value] : test::json_numbers(html)) {
+    if (path == "run.spot_cost_usd") continue;  // "no spot price given", a marked 0 on every page
+    const nlohmann::json::json_pointer ptr("/" + std::regex_replace(path, std::regex("\\."), "/"));
+    ASSERT_TRUE(j.contains(ptr)) << path << " is on the page but not in the JSON";
+    EXPECT_DOUBLE_EQ(value, j.at(ptr).get<double>()) << path;
+  }
+  const std::string memory = test::section(html, "memory");
+  EXPECT_THAT(memory, HasSubstr("Cannot finish."));
+  EXPECT_THAT(memory, HasSubstr("It fits in memory"));
+  EXPECT_THAT(memory, ::testing::Not(HasSubstr("Does not fit")));
+  EXPECT_THAT(test::section(html, "totals"), HasSubstr("never finishes"));
+}
+
+// docs/report.md: the waterfall's parts add up to the step. Before, the compute lost to the data-parallel
+// traffic it hides (time.overlap_contention, 1.064 s of this 23.191 s step) had no bar. Oracle: the step's
+// own parts in the evaluate JSON, time.step_seconds = their sum (docs/json-output.md).
+TEST(ReportStep, WaterfallBarsAddUpToTheStep) {
+  const std::string scenario = test::quoted(test::source_path("scenarios/examples/llama2-7b-4x4090.yaml"));
+  const fs::path out = test::temp_html("waterfall");
+  ASSERT_EQ(test::run_trainplan("report " + scenario + " -o " + test::quoted(out.string())).exit_code, 0);
+  const nlohmann::json j = nlohmann::json::parse(test::run_trainplan("evaluate " + scenario + " --format json").output);
+  ASSERT_GT(j["time"]["overlap_contention"].get<double>(), 0.5);  // the case needs a visible contention
+  const std::string chart = test::charts(test::section(test::read_text(out), "step")).at(0);
+  const std::regex bar("<title>([^<:]+): ([0-9.]+) s</title>");
+  double parts = 0, step = 0;
+  for (std::sregex_iterator it(chart.begin(), chart.end(), bar), end; it != end; ++it) {
+    ((*it)[1] == "step" ? step : parts) += std::stod((*it)[2]);
+  }
+  EXPECT_NEAR(step, j["time"]["step_seconds"].get<double>(), 5e-4);
+  EXPECT_NEAR(parts, step, 4e-3);  // each bar printed to 1 ms
+}
+
 // Over 16 stages the timeline draws the first 8 and the last 8: with pp 32 (hand count) stages 8 to
 // 23 are left out, and "stage 24" is drawn.
 TEST(ReportTimeline, SamplesStagesBeyondSixteen) {
