@@ -156,7 +156,10 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                 {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
                 {"lost_work_seconds", r.failures.lost_work.value},
                 {"restart_seconds", r.failures.restart_time.value}}}};
-  if (s.costs.spot_gpu_hour.value > 0.0) j["run"]["spot_regime"] = to_string(r.spot_regime);
+  if (s.costs.spot_gpu_hour.value > 0.0) {
+    j["run"]["spot_regime"] = to_string(r.spot_regime);
+    j["run"]["spot_checkpoint_interval_seconds"] = r.spot_checkpoint_interval.value;
+  }
   if (r.failures.regime == Regime::no_progress) {
     // The job never finishes: there is no time, cost or energy with failures to report.
     for (const char* key : {"seconds", "gpu_hours", "cost_usd", "spot_cost_usd", "energy_kwh", "energy_cost_usd",

@@ -63,8 +63,10 @@ void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
     out << "  Cost        " << format_fixed(r.cost_without_failures.value, 0) << " USD without failures";
   }
   if (s.costs.spot_gpu_hour.value > 0) {
-    out << (r.spot_regime == Regime::ok ? ", spot " + format_fixed(r.spot_cost.value, 0) + " USD"
-                                        : std::string(", spot: preemptions come faster than the job progresses"));
+    out << (r.spot_regime == Regime::ok
+                ? ", spot " + format_fixed(r.spot_cost.value, 0) + " USD (" + format_fixed(r.expected_preemptions, 0) +
+                      " preemptions, checkpoint every " + format_seconds(r.spot_checkpoint_interval.value) + ")"
+                : std::string(", spot: preemptions come faster than the job progresses"));
   }
   out << "\n";
   out << "  Energy      " << format_fixed(progress ? r.energy_kwh : r.energy_kwh_without_failures, 0) << " kWh"

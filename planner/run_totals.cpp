@@ -30,16 +30,6 @@ double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_ho
   return saving / lost_cost;
 }
 
-bool preemptions_stall(double preemptions_per_second, Seconds lost_per_preemption) {
-  return preemptions_per_second > 0.0 && preemptions_per_second * lost_per_preemption.value >= 1.0;
-}
-
-Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption) {
-  if (preemptions_per_second <= 0.0 || lost_per_preemption.value <= 0.0) return t0;
-  if (preemptions_stall(preemptions_per_second, lost_per_preemption)) return Seconds(0.0);
-  return t0 / (1.0 - preemptions_per_second * lost_per_preemption.value);  // T0 / (1 - r t_lost)
-}
-
 const char* to_string(Regime r) { return r == Regime::ok ? "ok" : "no_progress"; }
 
 FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f, Seconds step) {
@@ -92,6 +82,26 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   return m;
 }
 
+namespace {
+// Spot (run_totals.h): failures and preemptions are one stream of interruptions, at the rate of both; the
+// job checkpoints at Young's interval for that stream, and each interruption loses tau/2 + w + R.
+void spot_totals(const RunInputs& in, RunTotals& r) {
+  const CostSpec& c = in.costs;
+  const double preemption_rate = c.preemptions_per_day / kSecondsPerDay;
+  const bool failures = c.failures.gpu_mtbf.value > 0.0 && in.gpus > 0;
+  const double failure_rate = failures ? in.gpus / c.failures.gpu_mtbf.value : 0.0;
+  FailureSpec interruptions = c.failures;
+  if (preemption_rate > 0.0) interruptions.gpu_mtbf = Seconds(in.gpus / (failure_rate + preemption_rate));
+  const FailureModel m = failure_model(r.seconds, in.gpus, in.checkpoint_bytes, interruptions, in.step_time);
+  r.spot_checkpoint_interval = m.checkpoint_interval;
+  r.lost_per_preemption = m.checkpoint_interval / 2.0 + m.checkpoint_write + c.failures.restart;
+  r.spot_regime = m.regime;
+  r.spot_seconds = m.regime == Regime::ok ? r.seconds + m.checkpoint_overhead + m.lost_work + m.restart_time : Seconds(0.0);
+  r.expected_preemptions = preemption_rate * r.spot_seconds.value;
+  r.spot_cost = rental_cost(in.gpus, r.spot_seconds, c.spot_gpu_hour);
+}
+}  // namespace
+
 RunTotals run_totals(const RunInputs& in) {
   RunTotals r;
   const CostSpec& c = in.costs;
@@ -110,15 +120,7 @@ RunTotals run_totals(const RunInputs& in) {
   r.cost = rental_cost(in.gpus, r.seconds_with_failures, c.gpu_hour);
   r.cost_without_failures = rental_cost(in.gpus, r.seconds, c.gpu_hour);
 
-  // Spot: the time with failures, inflated by preemptions (each loses half an interval + restart).
-  r.lost_per_preemption = f.checkpoint_interval / 2.0 + c.failures.restart;
-  if (c.spot_gpu_hour.value > 0.0) {
-    const double rate = c.preemptions_per_day / kSecondsPerDay;
-    if (f.regime != Regime::ok || preemptions_stall(rate, r.lost_per_preemption)) r.spot_regime = Regime::no_progress;
-    r.spot_seconds = preempted_wall_time(r.seconds_with_failures, rate, r.lost_per_preemption);
-    r.expected_preemptions = rate > 0.0 ? rate * r.spot_seconds.value : 0.0;
-    r.spot_cost = rental_cost(in.gpus, r.spot_seconds, c.spot_gpu_hour);
-  }
+  if (c.spot_gpu_hour.value > 0.0) spot_totals(in, r);
 
   r.host_power_per_node = c.host_power_per_node.value > 0.0 ? c.host_power_per_node : in.host_power_per_node;
   r.facility_power = Watts((static_cast<double>(in.gpus) * in.gpu_power_busy.value +

@@ -19,10 +19,12 @@
 //    When (tau/2 + w + R) >= M the job cannot make progress (a failure comes before the work lost to
 //    the previous one is redone, e.g. a step longer than the MTBF): the regime is no_progress, the
 //    totals with failures are 0 (not a number of days: there is none) and goodput is 0.
-//  * Spot: preemptions arrive at costs.preemptions_per_day for the whole job; each one loses
-//    t_lost = tau/2 + R (half a checkpoint interval of progress plus the restart). The time with
-//    failures is inflated to the fixed point T / (1 - r t_lost) and billed at spot_gpu_hour.
-//    When r t_lost >= 1 the job cannot make progress on spot: spot_regime is no_progress, spot totals 0.
+//  * Spot: preemptions arrive at costs.preemptions_per_day for the whole job, beside the failures: one
+//    stream of interruptions at rate 1/M + r. A job on spot checkpoints at Young's interval for that stream,
+//    tau_s = sqrt(2 w / (1/M + r)) (at least w and a step), and each interruption loses
+//    t_lost = tau_s/2 + w + R; T_spot = T0 (1 + w/tau_s) / (1 - (1/M + r) t_lost), billed at spot_gpu_hour
+//    (with w = 0 and no failures: T0 / (1 - r R), seed ex. 26.21's fixed point). When (1/M + r) t_lost >= 1
+//    the job cannot make progress on spot: spot_regime is no_progress, spot totals 0.
 // No field of RunTotals or FailureModel is ever infinite or NaN.
 #pragma once
 
@@ -69,10 +71,11 @@ struct RunTotals {
   double gpu_hours_without_failures = 0;
   Usd cost;                     // on-demand, with failures: gpu_hours * gpu_hour
   Usd cost_without_failures;
-  Usd spot_cost;                // 0 when no spot price; with preemptions (fixed point T = T0/(1 - r t_lost))
+  Usd spot_cost;                // 0 when no spot price; with failures and preemptions (see Spot above)
   Seconds spot_seconds;         // wall time on spot (with failures and preemptions); 0 when no spot price
   Regime spot_regime = Regime::ok;  // no_progress: preemptions come faster than the work they lose is redone
-  Seconds lost_per_preemption;  // interval/2 + restart
+  Seconds lost_per_preemption;  // spot_checkpoint_interval/2 + checkpoint write + restart
+  Seconds spot_checkpoint_interval;  // Young's interval for failures and preemptions together; 0 when no spot price
   double expected_preemptions = 0;  // over spot_seconds; 0 when no spot price
   Watts host_power_per_node;    // the value used (costs override or RunInputs)
   Watts facility_power;         // (gpus * gpu_power_busy + nodes * host_power) * PUE
@@ -100,11 +103,5 @@ double facility_energy_kwh(int gpus, Watts gpu_power, int nodes, Watts host_powe
 // n* = T_wall (p_od - p_spot) / (t_lost p_spot). Independent of the GPU count. +inf when spot is
 // free or nothing is lost per preemption; <= 0 when spot is not cheaper to begin with.
 double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_hour, Seconds lost_per_preemption);
-
-// Wall time inflated by preemptions at rate r per second with t_lost each: T = T0 / (1 - r t_lost)
-// (fixed point of T = T0 + r T t_lost, seed 26.21). 0 when r t_lost >= 1 (no progress: check with
-// preemptions_stall first).
-Seconds preempted_wall_time(Seconds t0, double preemptions_per_second, Seconds lost_per_preemption);
-bool preemptions_stall(double preemptions_per_second, Seconds lost_per_preemption);  // r t_lost >= 1
 
 }  // namespace tp
