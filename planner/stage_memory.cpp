@@ -188,7 +188,8 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
   // its buffers, inside the segments the loss left cached; a split segment is never returned
   // (c10/cuda/CUDACachingAllocator.cpp: release_cached_blocks frees whole free segments only), so the
   // next step's loss needs its largest tensor in a fresh segment: reserved exceeds allocated by it.
-  const double stranded = last && recomputes_layers(p) ? in.activations.largest_loss_block : 0.0;
+  // (A one-in-k recompute with k above the stage's layers recomputes none: no working set, nothing stranded.)
+  const double stranded = last && recomputes_layers(p) && sa.recompute_working_set > 0 ? in.activations.largest_loss_block : 0.0;
   b.weights = Bytes(states.weights);
   b.gradients = Bytes(states.gradients);
   b.master_weights = Bytes(states.master);

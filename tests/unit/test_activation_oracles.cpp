@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "estimate.h"
+#include "plan.h"
 #include "hardware_profile.h"
 #include "step_time.h"
 #include "tests/op_lookup.h"
@@ -225,6 +226,32 @@ TEST(OneInRecompute, RepeatsTheForwardOfOneLayerInK) {
   EXPECT_DOUBLE_EQ(estimate(one).memory.activations.value, ef.memory.activations.value);
   // k above the layer count checkpoints nothing: the memory of no recompute.
   EXPECT_DOUBLE_EQ(estimate(with_recompute("{one_in: 64}")).memory.activations.value, e0.memory.activations.value);
+}
+
+// The frameworks count one-in-k within the layers a rank builds (torchtitan's counter runs over the blocks
+// of the model chunks of one process), and so does the stage's activation memory: time and FLOPs take the
+// same count. Hand computation: 48 layers on pp 4 are 12 per stage. k = 5: floor(12 / 5) = 2 of every 12
+// layers recomputed, 1/6 of full recompute (before: floor(48 / 5) / 48 = 9/48, while the memory kept 2 per
+// stage); k = 16: none, so no recompute time, no FLOPs, and no stranded loss block in the last stage's
+// overhead (before: 3/48 of full recompute charged and 0.6 GiB of loss block added for nothing).
+TEST(OneInRecompute, CountsTheLayersOfAStageForTimeAsForMemory) {
+  auto staged = [](const std::string& recompute) {
+    return test::scenario(kGpt22b, {"parallel.tp=1", "parallel.pp=4", "training.global_batch=16",
+                                    "parallel.recompute=" + recompute});
+  };
+  auto plan_of = [](const Scenario& s) { return make_plan(s, profile_for(s)); };
+  const Plan full = plan_of(staged("full")), five = plan_of(staged("{one_in: 5}")), none = plan_of(staged("none"));
+  const Plan sixteen = plan_of(staged("{one_in: 16}"));
+  ASSERT_GT(full.time.recompute.value, 0.0);
+  EXPECT_NEAR(five.time.recompute.value, full.time.recompute.value / 6.0, 1e-9 * full.time.recompute.value);
+  EXPECT_NEAR(five.estimate.flops.recompute_per_step.value, full.estimate.flops.recompute_per_step.value / 6.0,
+              1e-9 * full.estimate.flops.recompute_per_step.value);
+  EXPECT_EQ(sixteen.time.recompute.value, 0.0);
+  EXPECT_EQ(sixteen.estimate.flops.recompute_per_step.value, 0.0);
+  const MemoryBreakdown& last16 = sixteen.estimate.stages.back();
+  const MemoryBreakdown& last0 = none.estimate.stages.back();
+  EXPECT_DOUBLE_EQ(last16.activations.value, last0.activations.value);
+  EXPECT_DOUBLE_EQ(last16.overhead.value, last0.overhead.value);
 }
 
 }  // namespace
