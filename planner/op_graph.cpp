@@ -210,22 +210,31 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
   router.params_replicated = router.params_split;
   router.params_split = 0;
   router.flops_split = TpSplit::none;
-  // Each token visits top_k experts; buffers hold capacity_factor x the even share.
+  // Each token visits top_k experts. An expert takes capacity_factor x its even share of them (GShard's
+  // expert capacity; Megatron-Core's moe_expert_capacity_factor with moe_pad_expert_input_to_capacity): below
+  // 1 the rest are dropped, above 1 the buffer is padded. Its GEMMs run, its activations keep and the
+  // all-to-alls move the whole buffer; model FLOPs count the tokens it serves (at most the routed ones).
   const double routed = k * s;
+  const double buffered = cap * routed;
+  const double served_share = std::min(1.0, 1.0 / cap);
   // Permutation into expert order before the dispatch: Megatron-Core moe_utils.permute,
   // tokens.index_select(0, sorted_indices // topk), reads and writes each of the k copies; its backward
   // adds the copies' gradients back into the token rows (as many bytes). Keeps only the int indices.
   add_elementwise(L, "expert_permute", Block::mlp, 0.0, TpSplit::seq_tp, 2.0 * routed * h * bpv).backward_share = 1.0;
-  add_ep_all_to_all(L, "ep_dispatch", k * x.act_bytes);
-  // FLOPs over the routed tokens: active experts only.
-  add_gemm(L, "expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, routed, m.bias, false, cap * routed * h * bpv,
-           TpSplit::none, e).expert = true;
-  Op& act = add_elementwise(L, "expert_activation", Block::mlp, cap * routed * f * r.activation, TpSplit::tp,
-                            cap * routed * f * bpv * (fc1_width(m.activation) + 1.0));
+  add_ep_all_to_all(L, "ep_dispatch", cap * k * x.act_bytes);
+  // FLOPs over the buffered tokens: active experts only.
+  Op& fc1 = add_gemm(L, "expert_fc1", Block::mlp, h, fc1_width(m.activation) * f, buffered, m.bias, false,
+                     buffered * h * bpv, TpSplit::none, e);
+  fc1.expert = true;
+  fc1.model_flops_share = served_share;
+  Op& act = add_elementwise(L, "expert_activation", Block::mlp, buffered * f * r.activation, TpSplit::tp,
+                            buffered * f * bpv * (fc1_width(m.activation) + 1.0));
   act.expert = true;
   act.role = OpRole::activation;
-  add_gemm(L, "expert_fc2", Block::mlp, f, h, routed, m.bias, true, cap * routed * f * bpv, TpSplit::tp, e).expert = true;
-  add_ep_all_to_all(L, "ep_combine", k * x.act_bytes);
+  Op& fc2 = add_gemm(L, "expert_fc2", Block::mlp, f, h, buffered, m.bias, true, buffered * f * bpv, TpSplit::tp, e);
+  fc2.expert = true;
+  fc2.model_flops_share = served_share;
+  add_ep_all_to_all(L, "ep_combine", cap * k * x.act_bytes);
   // Combining the expert outputs weighted by the router probabilities keeps the outputs.
   add_elementwise(L, "expert_combine", Block::mlp, routed * h * bpv, TpSplit::seq_tp, 2.0 * routed * h * bpv);
 }

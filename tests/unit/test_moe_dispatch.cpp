@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "collectives.h"
+#include "estimate.h"
+#include "op_graph.h"
+#include "tests/op_lookup.h"
+#include "tests/test_support.h"
 #include "tests/unit/dgx_h100_topology.h"
 
 namespace tp {
@@ -64,6 +68,34 @@ TEST(AllToAll, DeepEpDispatchSendsATokenOncePerNodeAndOncePerGpu) {
   // Nothing to send with one rank, no tokens or no experts.
   EXPECT_EQ(deduplicated_dispatch_time(Bytes(token_bytes), 128, 8, group_shape(1, 1, 8), t).value, 0.0);
   EXPECT_EQ(deduplicated_dispatch_time(Bytes(0), 128, 8, group_shape(16, 1, 8), t).value, 0.0);
+}
+
+// An expert takes capacity_factor x its even share of the routed tokens, padded (GShard's capacity, Megatron-Core
+// moe_pad_expert_input_to_capacity): its GEMMs, its saved activations and both all-to-alls carry the whole
+// buffer, and model FLOPs count the routed tokens. Before, the activations grew with the factor while the
+// GEMMs and the all-to-alls did not (Mixtral at factor 4: activations x3.2, expert-parallel time unchanged).
+// By hand at factor 2: twice the expert GEMM FLOPs and all-to-all bytes, model FLOPs unchanged.
+TEST(MoeCapacity, TheBufferIsWhatTheExpertsRunAndTheAllToAllsMove) {
+  auto scenario = [](const char* factor) {
+    return test::scenario(std::string("model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000,\n"
+                                      "  activation: swiglu, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024, "
+                                      "capacity_factor: ") + factor + "}}\n"
+                          "cluster: {preset: dgx-h100, nodes: 1}\n"
+                          "training: {sequence_length: 1024, global_batch: 8, micro_batch: 1}\n"
+                          "parallel: {tp: 1, pp: 1, ep: 8}\n");
+  };
+  const Scenario even = scenario("1"), padded = scenario("2");
+  const OpGraph g1 = build_op_graph(even.model, even.training, 1), g2 = build_op_graph(padded.model, padded.training, 1);
+  for (const char* name : {"expert_fc1", "expert_fc2"}) {
+    EXPECT_DOUBLE_EQ(test::find_layer_op(g2, name)->fwd_flops, 2 * test::find_layer_op(g1, name)->fwd_flops) << name;
+    EXPECT_DOUBLE_EQ(test::find_layer_op(g2, name)->model_flops_share, 0.5) << name;
+  }
+  for (const char* name : {"ep_dispatch", "ep_combine"}) {
+    EXPECT_DOUBLE_EQ(test::find_layer_op(g2, name)->comm.bytes, 2 * test::find_layer_op(g1, name)->comm.bytes) << name;
+  }
+  const Estimate e1 = estimate(even), e2 = estimate(padded);
+  EXPECT_DOUBLE_EQ(e2.flops.model_per_step.value, e1.flops.model_per_step.value);
+  EXPECT_GT(e2.flops.hardware_per_step.value, e1.flops.hardware_per_step.value);
 }
 
 }  // namespace
