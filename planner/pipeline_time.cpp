@@ -79,12 +79,20 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
 
 // The slowest stage paces m micro-batches; the other stages' work is the fill and drain, divided by v for
 // the interleaved schedule (Narayanan et al. 2021) and shrunk for ZB-H1, whose bubble is (p-1)(F + B - W)
-// instead of (p-1)(F + B + W) (Qi et al. 2023).
+// instead of (p-1)(F + B + W) (Qi et al. 2023) once there are micro-batches enough: each stage's deferred W
+// leaves the drain's chain (one W per stage), and the W of an earlier micro-batch fills a warm-up slot, of
+// which there are min(m - 1, p - 1). With one micro-batch the chain is every F and B and stage 0's W alone.
+double zb_h1_fill_share(const ParallelSpec& p, const PipelineStages& x, double m) {
+  if (x.worst <= 0 || p.pp <= 1) return 1.0;
+  const double deferred = 1.0 + std::min(std::max(0.0, m - 1.0), p.pp - 1.0) / (p.pp - 1.0);  // 1 … 2 W's
+  return std::max(0.0, x.worst - deferred * x.worst_wgrad) / x.worst;
+}
+
 PipelineTime pipeline_time(const ParallelSpec& p, const PipelineStages& x, const std::vector<StageTiming>& stages,
                            double m, double hop) {
   const double v = p.chunks();
   double fill = (x.sum - x.worst) / v;
-  if (p.schedule == Schedule::zb_h1 && x.worst > 0) fill *= std::max(0.0, x.worst - 2 * x.worst_wgrad) / x.worst;
+  if (p.schedule == Schedule::zb_h1) fill *= zb_h1_fill_share(p, x, m);
   PipelineTime r;
   r.paced = m * x.worst + fill;
   r.steady_transfers = pipeline_steady_transfers(p, stages, m, hop, x.worst);

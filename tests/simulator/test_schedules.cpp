@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "pipeline_time.h"
 #include "schedule.h"
 #include "sim_test_support.h"
 
@@ -103,6 +104,29 @@ TEST(Schedules, ZbH1CutsTheBubbleToPMinusOneTimesFPlusBMinusW) {
     EXPECT_EQ(3 * bubble_zb, bubble_1f1b);
     // Same peak of micro-batches between F and B as 1F1B (Qi et al.: H1 keeps 1F1B's memory).
     for (int s = 0; s < p; ++s) EXPECT_EQ(r.stages[static_cast<std::size_t>(s)].peak_in_flight, std::min(p - s, m));
+  }
+}
+
+// With fewer micro-batches than stages ZB-H1's deferred W passes cannot fill the warm-up: the planner's
+// closed form (planner/pipeline_time.cpp, zb_h1_fill_share) against the simulator, which runs the schedule.
+// By hand at f = b = w = 1, m = 1: one chain of every F and B and stage 0's W, 2p + 1; the closed form
+// m(f + b + w) + (p - 1)(f + b + w - (1 + min(m - 1, p - 1)/(p - 1)) w) gives 3 + 2(p - 1) = 2p + 1. Before,
+// the planner took the full (p - 1)(f + b - w) at every m: 3 + (p - 1) = p + 2, 22 % short of the
+// simulator on the 70B example at pp 8 and one micro-batch.
+TEST(Schedules, ZbH1WithFewMicroBatchesFillsOnlyWhatItHas) {
+  const double f = 1.0, b = 1.0, w = 1.0;
+  for (int p : {4, 8}) {
+    for (int m = 1; m <= p; ++m) {
+      const Scenario zb = pipeline(p, m, "zb-h1");
+      const std::vector<StageTiming> stages = uniform(p, timing(f, b, w));
+      const double simulated = run(zb, plan_with(zb, stages)).step_seconds.value;
+      const PipelineStages x{f + b + w, p * (f + b + w), w};
+      const double planned = pipeline_time(zb.parallel, x, stages, m, 0.0).paced;
+      if (m == 1) {
+        EXPECT_EQ(simulated, 2.0 * p + 1) << "p " << p;
+      }
+      EXPECT_NEAR(planned, simulated, 0.05 * simulated) << "p " << p << " m " << m;
+    }
   }
 }
 
