@@ -1,8 +1,11 @@
 #include "step_inputs.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 #include <span>
 
+#include "errors.h"
 #include "framework_rules.h"
 #include "op_graph.h"
 #include "sharded_time.h"
@@ -54,6 +57,13 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   // planner/activation_memory.cpp in_flight_chunks): 1F1B's order with no warm-up and no split backward.
   in.schedule = in.stages == 1 ? Schedule::one_f_one_b : par.schedule;
   in.chunks = par.chunks();
+  // The task graph counts micro-batches in an int; past it a step is far beyond any --max-tasks anyway.
+  if (p.estimate.micro_batches > std::numeric_limits<int>::max()) {
+    throw InputError({"simulator", 0, 0}, "",
+                     "one step of " + std::to_string(p.estimate.micro_batches) +
+                         " micro-batches per replica is more than the simulator counts (2^31 - 1); fewer micro-batches: "
+                         "a smaller training.global_batch or a larger training.micro_batch");
+  }
   in.micro_batches = static_cast<int>(std::max<std::int64_t>(1, p.estimate.micro_batches));
   in.p2p_hop = t.p2p_hop;
   in.dp_buckets = std::max(1, t.dp_buckets);

@@ -71,6 +71,18 @@ TEST(SimLimits, StepOverTheLimitIsAnErrorNamingTheFlag) {
   EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
 }
 
+// 2^31 micro-batches per replica wrapped the simulator's int count negative: an internal error (exit 70) where
+// 2^30 gave the task limit's message (exit 1). gpt2-124m on 2 GPUs at pp 2: global batch 2^35 = 2^31 x 16.
+TEST(SimLimits, MicroBatchesPastTheSimulatorsCountAreAnInputError) {
+  const std::string file = test::source_path("scenarios/examples/gpt2-124m-2x3090.yaml");
+  for (const char* command : {"simulate", "evaluate --simulate"}) {
+    const test::RunResult r = test::run_trainplan(std::string(command) + " " + file +
+                                                  " --set parallel.pp=2 --set training.global_batch=34359738368");
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("micro-batches per replica is more than the simulator counts")) << command;
+  }
+}
+
 TEST(SimLimits, NonFiniteOrNegativeDurationsAreRefusedNotLoopedOn) {
   for (double bad : {std::numeric_limits<double>::infinity(), std::nan(""), -1.0}) {
     sim::StepInputs in = inputs(2, 4);
