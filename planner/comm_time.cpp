@@ -32,6 +32,9 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   // shard lie dp_shard x cp ranks apart.
   l.groups[static_cast<int>(CommGroup::dp_shard)] = group_shape(p.shard_ranks(), gradient_stride, gpn);
   l.groups[static_cast<int>(CommGroup::dp_replica)] = group_shape(p.replicas(), gradient_stride * p.shard_ranks(), gpn);
+  const int ep = std::max(1, p.ep);
+  l.expert_dp = group_shape(std::max(1, p.dp * p.cp / ep), gradient_stride * ep, gpn);
+  l.expert_dp_shard = group_shape(std::max(1, p.shard_ranks() / ep), gradient_stride * ep, gpn);
   l.groups[static_cast<int>(CommGroup::pp)] = group_shape(2, p.stride_of(MeshDim::pp), gpn);
   // Megatron's embedding group: the first and last rank of each pipeline group (parallel_state.py,
   // initialize_model_parallel, embedding_ranks = [ranks[0], ranks[-1]]). On one node when the pipeline
@@ -42,11 +45,14 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
       pipeline.nodes == 1 ? GroupShape{ends, ends, 1} : GroupShape{ends, 1, ends};
   // No group spans more nodes than the cluster has (a safety net under every layout rule above: a one-node
   // cluster may have no inter-node link at all).
-  for (GroupShape& g : l.groups) {
-    if (g.nodes <= s.cluster.nodes) continue;
+  auto within_cluster = [&](GroupShape& g) {
+    if (g.nodes <= s.cluster.nodes) return;
     g.nodes = std::max(1, s.cluster.nodes);
     g.ranks_per_node = (g.size + g.nodes - 1) / g.nodes;
-  }
+  };
+  for (GroupShape& g : l.groups) within_cluster(g);
+  within_cluster(l.expert_dp);
+  within_cluster(l.expert_dp_shard);
   l.tp = p.tp;
   l.pp = p.pp;
   l.cp = p.cp;
@@ -60,6 +66,13 @@ CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw) {
   l.experts = static_cast<int>(s.model.moe.experts);
   l.top_k = static_cast<int>(s.model.moe.top_k);
   return l;
+}
+
+CommLayout expert_comm_layout(const CommLayout& l) {
+  CommLayout e = l;
+  e.groups[static_cast<int>(CommGroup::dp)] = l.expert_dp;
+  e.groups[static_cast<int>(CommGroup::dp_shard)] = l.expert_dp_shard;
+  return e;
 }
 
 bool applies(const Comm& c, const CommLayout& l) {

@@ -28,6 +28,11 @@ struct CommLayout {
   // token) are timed as deduplicated_dispatch_time of one copy (planner/collectives.h).
   bool deduplicated_dispatch = false;
   int experts = 0, top_k = 0;
+  // The experts' data-parallel groups: an expert's replicas are the ranks ep apart in the gradient group, so
+  // its gradients are reduced, and its states sharded, over dp x cp / ep of them (Megatron-Core's expert data
+  // parallel group, parallel_state.py; DeepSpeed's expert-data-parallel group; torchtitan's dp_mod_ep mesh).
+  // Equal to the dp and dp_shard groups without expert parallelism.
+  GroupShape expert_dp, expert_dp_shard;
   const GroupShape& group(CommGroup g) const& { return groups[static_cast<int>(g)]; }
   GroupShape group(CommGroup g) && { return groups[static_cast<int>(g)]; }  // a copy from a temporary
 };
@@ -36,6 +41,10 @@ struct CommLayout {
 // (TP innermost, then CP, EP inside DP, DP, PP outermost). The gradient group spans dp x cp. The pipeline's
 // ends (first and last stage) share a node only when the whole pipeline group does.
 CommLayout comm_layout(const Scenario& s, const HardwareProfile& hw);
+
+// The layout the experts' parameters see: its dp and dp_shard groups are the experts' (expert_dp,
+// expert_dp_shard); every other group as in `l`.
+CommLayout expert_comm_layout(const CommLayout& l);
 
 // Whether an entry runs in this layout (ZeRO stage).
 bool applies(const Comm& c, const CommLayout& l);

@@ -67,17 +67,26 @@ double hybrid_reduce_seconds(const FrameworkRules& fw, double scatter, double re
 
 }  // namespace
 
-DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
+DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, const StageParameters& stage,
                                     double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3_units) {
   const ParallelSpec& p = s.parallel;
   const double worst_f = passes.forward, worst_b = passes.backward;
   const double m = micro_batches;
+  const double params = stage.total;
   DataParallelComm r;
   const Comm* reduce_entry = dp_entry(g, l, CommOverlap::step_backward);  // all-reduce, or reduce-scatter with ZeRO
   if (l.group(CommGroup::dp).size <= 1 || reduce_entry == nullptr) return r;
   const FrameworkRules& fw = framework_rules(s.training.framework);
   const double grad_bytes = comm_bytes(*reduce_entry, l, params);
+  // The dense parameters over the data-parallel groups, the experts' over theirs (CommLayout::expert_dp), one
+  // after the other on the gradient stream.
+  const CommLayout experts = expert_comm_layout(l);
+  const double dense = std::max(0.0, params - stage.expert);
+  const auto seconds_in_calls = [&](const Comm& c, CommPass pass, double calls) {
+    return comm_seconds_in_calls(c, pass, l, dense, calls) +
+           (stage.expert > 0 ? comm_seconds_in_calls(c, pass, experts, stage.expert, calls) : 0.0);
+  };
   double dp_exposed = 0;
   // ZeRO-3 (and FSDP's SHARD_GRAD_OP) gathers one unit at a time, a collective per unit of every layer, and
   // reduce-scatters per unit or, in DeepSpeed, per gradient bucket (planner/zero3_modules.h).
@@ -88,9 +97,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
       per_unit ? std::max(1.0, stage_layers * zero3_reduce_calls(zero3_units, g.layer, p.tp, p.ep)) : 1.0;
   const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
   const double reduce = hybrid_reduce_seconds(
-      fw, comm_seconds_in_calls(*reduce_entry, CommPass::backward, l, params, reduce_calls),
-      replica_entry != nullptr ? comm_seconds_in_calls(*replica_entry, CommPass::backward, l, params, reduce_calls) : 0.0,
-      reduce_calls);
+      fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls),
+      replica_entry != nullptr ? seconds_in_calls(*replica_entry, CommPass::backward, reduce_calls) : 0.0, reduce_calls);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;
@@ -105,7 +113,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
-  const double gather = gather_entry != nullptr ? comm_seconds_in_calls(*gather_entry, CommPass::forward, l, params, units) : 0.0;
+  const double gather = gather_entry != nullptr ? seconds_in_calls(*gather_entry, CommPass::forward, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
   if (p.zero >= 1 && !per_unit) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
   if (!per_unit) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);

@@ -19,6 +19,7 @@ struct MemoryBreakdown {
   double in_flight = 0;  // micro-batches whose activations the stage holds at its peak (layer-equivalents / layers)
   double parameters = 0;        // parameters held by one GPU of this stage (before ZeRO sharding)
   double layer_parameters = 0;  // of which in transformer layers (the rest: embedding, output layer)
+  double expert_parameters = 0;  // of which in MoE experts (their data-parallel group is the experts')
   Bytes weights, gradients, master_weights, optimizer, activations, buffers, overhead, total;
   Bytes host;  // host RAM this GPU needs for offloaded states
 };

@@ -155,6 +155,7 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
 
   const ParamShare ps = stage_param_share(in.params, b.layers, first, last);
   b.parameters = ps.total();
+  b.expert_parameters = ps.expert;
   b.layer_parameters = in.params.layer.total() * b.layers;
   ModelStates states = stage_model_states(s, in.state_bytes, ps);
 

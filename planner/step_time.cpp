@@ -298,7 +298,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double shard = p.zero >= 1 ? stage.parameters / p.shard_ranks() : stage.parameters;
   const OffloadTimes offload = offload_times(s, hw, shard, m);
   const DataParallelComm dp =
-      data_parallel_comm(s, g, cl, stage.parameters, m, {x.worst_f, x.worst_b, x.worst_wgrad}, r.slowest_stage,
+      data_parallel_comm(s, g, cl, {stage.parameters, stage.expert_parameters}, m, {x.worst_f, x.worst_b, x.worst_wgrad}, r.slowest_stage,
                          offload.gather_h2d, zero3);
   const double dp_exposed = dp.exposed;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.

@@ -30,10 +30,16 @@ struct MicroBatchPasses {
   double weight_gradient = 0;
 };
 
-// `params`: the stage's parameters on one GPU; `passes`: the stage's micro-batch; `stage_index`: the
+// The parameters of a stage on one GPU (before ZeRO sharding), and of those the MoE experts'.
+struct StageParameters {
+  double total = 0;
+  double expert = 0;
+};
+
+// `stage`: the stage's parameters on one GPU; `passes`: the stage's micro-batch; `stage_index`: the
 // stage; `gather_h2d`: seconds to copy a host-resident parameter shard up before each gather; `zero3`:
 // the layer's gathered units (zero3_layer), read with ZeRO-3 only.
-DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, double params,
+DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, const StageParameters& stage,
                                     double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3);
 

@@ -92,6 +92,29 @@ TEST(CollectiveGroupShape, CommLayoutFollowsMegatronOrder) {
   EXPECT_EQ(l.group(CommGroup::dp).ranks_per_node, 4);
   EXPECT_EQ(l.group(CommGroup::dp).nodes, 4);
   EXPECT_EQ(l.group(CommGroup::pp).ranks_per_node, 1);  // stride 32
+  // An expert's replicas are the gradient group's ranks ep apart: 16 / 4 = 4 of them, stride 2 x 4 = 8, one
+  // a node (Megatron-Core's expert data-parallel group).
+  EXPECT_EQ(l.expert_dp.size, 4);
+  EXPECT_EQ(l.expert_dp.ranks_per_node, 1);
+  EXPECT_EQ(l.expert_dp.nodes, 4);
+}
+
+// Found by black-box testing, 2026-12-01: the experts' gradients were reduced over the whole dp x cp group
+// (8 ranks a node, the hierarchical ring's 1/8 of the bytes on the NICs), where only the expert's replicas
+// hold it: 4 nodes x 8 GPUs, tp 1, ep 8 leaves one replica a node, so every byte of the GPU's expert gradients
+// crosses its NIC. Oracle by hand: a ring reduce-scatter over 4 ranks moves 3/4 of the bytes S over a
+// 10 Gbit/s NIC (1.25 GB/s), at least 0.75 S / 1.25 GB/s. Before: 1/8 of that (exposed dp 1.62 s, now 14.7 s).
+TEST(CollectiveGroupShape, ExpertGradientsAreReducedOverTheExpertsReplicas) {
+  const std::string yaml =
+      "model: mixtral-8x7b\ncluster: {preset: dgx-h100, nodes: 4, inter_node: {bandwidth: 10 Gbit/s}}\n"
+      "training: {sequence_length: 4096, global_batch: 256, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, ep: 8, zero: 1, recompute: full}\n";
+  const Plan plan = test::plan(yaml);
+  const MemoryBreakdown& stage = plan.estimate.stages.front();
+  ASSERT_GT(stage.expert_parameters, 0.5 * stage.parameters);
+  const double expert_bytes = stage.expert_parameters * 2;  // bf16 gradients
+  EXPECT_GT(plan.time.dp_reduce.value, 0.75 * expert_bytes / 1.25e9);
+  EXPECT_LT(plan.time.dp_reduce.value, 2.0 * stage.parameters * 2 / 1.25e9);
 }
 
 // Found by black-box testing, 2026-11-30: cp 2 x ep 2 on one node of two GPUs with no inter-node link was
