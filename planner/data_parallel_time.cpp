@@ -95,13 +95,16 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double units = per_unit ? stage_layers * zero3_units.units_per_layer() : 1.0;
   const double reduce_calls =
       per_unit ? std::max(1.0, stage_layers * zero3_reduce_calls(zero3_units, g.layer, p.tp, p.ep)) : 1.0;
-  const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
-  const double reduce = hybrid_reduce_seconds(
-      fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls),
-      replica_entry != nullptr ? seconds_in_calls(*replica_entry, CommPass::backward, reduce_calls) : 0.0, reduce_calls);
-  const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const bool every_micro_batch = reduces_every_micro_batch(fw, s.training, p);
   const double reduce_passes = every_micro_batch ? m : 1.0;
+  const Comm* replica_entry = step_entry(g, l, CommOverlap::step_backward, CommGroup::dp_replica);
+  double replica = replica_entry != nullptr ? seconds_in_calls(*replica_entry, CommPass::backward, reduce_calls) : 0.0;
+  // DeepSpeed's MiCS all-reduces over the replicas once per step (FrameworkRules::replica_all_reduce_once_per_step):
+  // each reduce pass carries its share, so the step's total holds one all-reduce.
+  if (fw.replica_all_reduce_once_per_step) replica /= reduce_passes;
+  const double reduce =
+      hybrid_reduce_seconds(fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls), replica, reduce_calls);
+  const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   // The compute between two micro-batches' gradients: a forward and a backward, but only a backward under
   // GPipe's pipeline, which runs every forward before the first backward (Huang et al. 2019).
   const double period = (p.schedule == Schedule::gpipe && p.pp > 1 ? 0.0 : worst_f) + worst_b;

@@ -157,6 +157,11 @@ struct FrameworkRules {
   // on the bucket's own communication stream right after its reduce-scatter (param_and_grad_buffer.py
   // start_grad_sync): false, in series.
   bool replica_all_reduce_own_stream = false;
+  // Hybrid sharding that all-reduces over the replicas once per step, at the gradient accumulation boundary,
+  // where the reduce-scatters in the sharding group run every micro-batch: DeepSpeed's MiCS
+  // (runtime/zero/mics.py, MiCS_Optimizer.allreduce_mics_shard_grads returns unless
+  // is_gradient_accumulation_boundary).
+  bool replica_all_reduce_once_per_step = false;
   // At ZeRO-2 the parameters are still gathered unit by unit in every forward, kept through the backward,
   // and each unit's gradients reduce-scattered after its backward: FSDP's SHARD_GRAD_OP (FSDP1
   // ShardingStrategy.SHARD_GRAD_OP, no reshard after the forward, torch/distributed/fsdp/api.py; FSDP2
