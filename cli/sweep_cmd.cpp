@@ -196,8 +196,9 @@ void print_sweep_table(const SweepResult& r, const SweepSpec& spec, const std::v
   if (!r.nearest_misses.empty()) {
     std::printf("\nNearest misses (out of memory, closest to fitting)\n");
     for (const auto& p : r.nearest_misses) {
-      std::printf("  %-46s needs %s of %s  %s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
-                  format_bytes(p.capacity).c_str(), extra_label(p, bases, fast).c_str());
+      const std::string other = extra_label(p, bases, fast);  // empty for a plain grid: no trailing spaces
+      std::printf("  %-46s needs %s of %s%s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
+                  format_bytes(p.capacity).c_str(), other.empty() ? "" : ("  " + other).c_str());
     }
   }
 }

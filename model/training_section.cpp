@@ -125,8 +125,12 @@ void read_master_and_gradients(MapReader& r, TrainingSpec& t) {
   Precision same = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
   if (same == Precision::tf32) same = Precision::fp32;
   if (t.autocast) same = Precision::fp32;  // gradients take the fp32 parameters' dtype
+  // Megatron-LM accumulates and all-reduces a bf16 model's gradients in fp32 (arguments.py: "bfloat16 requires
+  // gradient accumulation and all-reduce to be done in fp32", accumulate_allreduce_grads_in_fp32; the DDP
+  // config's grad_reduce_in_fp32): its default here, FP8 training included (bf16 parameters).
+  const bool megatron_bf16 = t.framework == Framework::megatron && same == Precision::bf16;
   t.grad_precision = r.choice(
-      "grad_precision", same,
+      "grad_precision", megatron_bf16 ? Precision::fp32 : same,
       {{"same", same}, {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}});
 }
 

@@ -36,7 +36,7 @@ fs::path scratch(const std::string& name) {
 TEST(OutputSafety, ALostStandardOutputExitsOne) {
   struct stat st {};
   if (::stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode)) GTEST_SKIP() << "no /dev/full here";
-  for (const std::string args : {"evaluate", "sweep --grid parallel.tp=2,4 --format json", "catalog gpus"}) {
+  for (const std::string args : {"evaluate", "sweep --grid parallel.pp=2,4 --format json", "catalog gpus"}) {
     const test::RunResult r = test::run_trainplan(args + " > /dev/full");
     EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr("cannot write the standard output")) << args;
@@ -48,7 +48,7 @@ TEST(OutputSafety, ACsvThroughALinkReplacesTheFileAndKeepsTheLink) {
   const fs::path dir = scratch("trainplan-csv-link");
   std::ofstream(dir / "target.csv") << "old\n";
   fs::create_symlink("target.csv", dir / "link.csv");
-  const test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=2,4 --csv '" + (dir / "link.csv").string() + "'");
+  const test::RunResult r = test::run_trainplan("sweep --grid parallel.pp=2,4 --csv '" + (dir / "link.csv").string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::is_symlink(dir / "link.csv"));
   std::ifstream in(dir / "target.csv");
@@ -57,7 +57,7 @@ TEST(OutputSafety, ACsvThroughALinkReplacesTheFileAndKeepsTheLink) {
   EXPECT_THAT(header, HasSubstr("index,status,tp"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2) << "a temporary file was left";
   // A device is written in place, as the shell's `>` would.
-  const test::RunResult device = test::run_trainplan("sweep --grid parallel.tp=2,4 --csv /dev/null");
+  const test::RunResult device = test::run_trainplan("sweep --grid parallel.pp=2,4 --csv /dev/null");
   EXPECT_EQ(device.exit_code, 0) << device.output;
   struct stat st {};
   ASSERT_EQ(::stat("/dev/null", &st), 0);
@@ -132,7 +132,7 @@ TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
 
 // Before: the re-scored table was printed after the JSON object, so stdout was no JSON.
 TEST(OutputSafety, SimulateTopKeepsTheSweepJsonValid) {
-  const test::RunResult r = test::run_trainplan("sweep --grid parallel.tp=2,4,8 --simulate-top 2 --format json 2>/dev/null");
+  const test::RunResult r = test::run_trainplan("sweep --grid parallel.pp=2,4,8 --simulate-top 2 --format json 2>/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["simulated_top"].size(), 2u);

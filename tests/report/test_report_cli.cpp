@@ -132,7 +132,7 @@ TEST(ReportNumbers, PrintTheJsonValuesInTheirUnits) {
 
 TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   // Oracle: docs/json-output.md's worked violation (the built-in scenario without recompute, ZeRO and
-  // flash attention needs 140.37 GiB of 80 GiB; full recompute is one of the fixes). Stage 0 holds the
+  // flash attention needs 144.60 GiB of 80 GiB; full recompute is one of the fixes). Stage 0 holds the
   // embedding over Megatron's padded vocabulary, 129,024 rows at tp 8: 768 x 8192 / 8 = 786,432 more
   // parameters per GPU than 128,256 rows, x 16 B of states = 12.6 MB (+0.01 GiB).
   const std::string sets = " --set parallel.recompute=none --set parallel.zero=0 --set training.flash_attention=false";
@@ -140,12 +140,12 @@ TEST(ReportNumbers, EqualEvaluateJsonForAnInfeasibleLayoutAndShowTheFixes) {
   const std::string memory = test::section(test::read_text(test::temp_html("numbers-infeasible")), "memory");
   auto has = [&](const std::string& what) { return memory.find(what) != std::string::npos; };
   EXPECT_TRUE(has("Does not fit"));
-  EXPECT_TRUE(has("stage 0 needs 140.37 GiB per GPU but 80.00 GiB is usable"));
-  EXPECT_TRUE(has("shortfall <strong>60.37 GiB"));
-  EXPECT_TRUE(has("parallel.recompute: full (37.08 GiB per GPU)"));
+  EXPECT_TRUE(has("stage 0 needs 144.60 GiB per GPU but 80.00 GiB is usable"));
+  EXPECT_TRUE(has("shortfall <strong>64.60 GiB"));
+  EXPECT_TRUE(has("parallel.recompute: full (41.31 GiB per GPU)"));
 }
 
-// A job whose failures outpace its progress (16 H100s... here 64, with a GPU MTBF of 1 h: a failure every
+// A job whose failures outpace its progress (the built-in 64 H100s with a GPU MTBF of 1 h: a failure every
 // 56 s, each losing 11.5 min) fits in memory but never finishes. Before: the page said "Does not fit" and its
 // run totals showed 0 h, 0 USD, 0 kWh under JSON paths `evaluate` leaves out for such a job
 // (docs/json-output.md). Oracle: the evaluate JSON of the same scenario.

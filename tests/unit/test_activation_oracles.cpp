@@ -117,8 +117,8 @@ TEST(PlaybookWidget, Llama3EightBillionPreset) {
       "model: {layers: 32, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 30522, activation: gelu, "
       "norm: layernorm, position: learned, max_positions: 256, tied_embeddings: true, bias: true}\n"
       "cluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
-      "training: {sequence_length: 256, global_batch: 32, micro_batch: 32, precision: bf16}\n"
-      "parallel: {tp: 1, pp: 1, zero: 1}\n");
+      "training: {sequence_length: 256, global_batch: 32, micro_batch: 32, precision: bf16, grad_precision: same}\n"
+      "parallel: {tp: 1, pp: 1, zero: 1}\n");  // the widget's mixed precision: 16-bit gradients
   Estimate states = estimate(gpt2_style);
   // Megatron's 70 padded vocabulary rows add 70 x 4096 = 286,720 tied parameters at 16 B each.
   EXPECT_DOUBLE_EQ(states.parameters_total, 6570229760.0 + 70.0 * 4096);

@@ -43,6 +43,15 @@ TEST(FrameworkRules, MegatronDefaultsAreTheDistributedOptimizers) {
   const Estimate e = estimate(test::scenario(kBase));
   EXPECT_DOUBLE_EQ(per_param(e.memory.optimizer, e), 8.0);
   EXPECT_DOUBLE_EQ(per_param(e.memory.master_weights, e), 4.0);
+  // Megatron-LM accumulates and all-reduces a bf16 model's gradients in fp32 (arguments.py: "bfloat16
+  // requires gradient accumulation and all-reduce to be done in fp32"): 4 B, the 18 B per parameter of its
+  // optimizer docs without the distributed optimizer. Before, the default kept them in bf16 (2 B).
+  EXPECT_DOUBLE_EQ(per_param(e.memory.gradients, e), 4.0);
+  EXPECT_EQ(test::scenario(kBase, {"training.precision=fp8"}).training.grad_precision, Precision::fp32);
+  // fp16 keeps fp16 gradients unless told (its flag is not forced); other frameworks keep the parameters' dtype.
+  EXPECT_EQ(test::scenario(kBase, {"training.precision=fp16"}).training.grad_precision, Precision::fp16);
+  EXPECT_EQ(test::scenario(kBase, {"training.framework=fsdp"}).training.grad_precision, Precision::bf16);
+  EXPECT_EQ(test::scenario(kBase, {"training.grad_precision=bf16"}).training.grad_precision, Precision::bf16);
 }
 
 TEST(FrameworkRules, MegatronGraphIsKorthikantis) {

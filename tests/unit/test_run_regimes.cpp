@@ -154,15 +154,15 @@ TEST(RunRegimes, EvaluatePrintsNoProgressNotInf) {
 
 // A job that fits but cannot finish is not "DOES NOT FIT" (that verdict is for memory), and the fit is measured
 // against the usable memory (capacity less headroom), as the verdict's own rule. Oracle by hand: the built-in
-// default's fullest stage holds 43.69 GiB; with headroom 0.1 of 80 GiB, 72 GiB are usable: 60.7 %.
+// default's fullest stage holds 47.92 GiB; with headroom 0.1 of 80 GiB, 72 GiB are usable: 66.6 %.
 TEST(RunRegimes, VerdictSaysCannotFinishAndMeasuresAgainstUsableMemory) {
   const test::RunResult stalled = test::run_trainplan("evaluate --set costs.failures.gpu_mtbf='1 h'");
   ASSERT_EQ(stalled.exit_code, 0) << stalled.output;
-  EXPECT_NE(stalled.output.find("Verdict     CANNOT FINISH: worst stage 0 uses 43.69 GiB of 80.00 GiB usable"),
+  EXPECT_NE(stalled.output.find("Verdict     CANNOT FINISH: worst stage 0 uses 47.92 GiB of 80.00 GiB usable"),
             std::string::npos) << stalled.output;
   EXPECT_EQ(stalled.output.find("DOES NOT FIT"), std::string::npos) << stalled.output;
   const test::RunResult headroom = test::run_trainplan("evaluate --set memory.headroom=0.1");
-  EXPECT_NE(headroom.output.find("FITS: worst stage 0 uses 43.69 GiB of 72.00 GiB usable (60.7%)"), std::string::npos)
+  EXPECT_NE(headroom.output.find("FITS: worst stage 0 uses 47.92 GiB of 72.00 GiB usable (66.6%)"), std::string::npos)
       << headroom.output;
 }
 

@@ -4,7 +4,8 @@
 //   7.5B on 64 GPUs, K = 12: 120 / 31.40625 / 16.640625 / 1.875 GB (Rajbhandari et al. 2020, sec. 3);
 //   7B pure FP32 (4, 4, 8) on 8 GPUs: 112 / 63 / 38.5 / 14 GB (exercise 26.18).
 // The oracles are stated for a nominal P (7e9, 7.5e9); the planner's model has its exact count, so
-// the tests compare bytes per parameter times the nominal P.
+// the tests compare bytes per parameter times the nominal P. Their mixed precision keeps gradients in the
+// parameters' 16 bits (grad_precision: same); Megatron's own default is fp32 (docs/scenario-reference.md).
 #include <gtest/gtest.h>
 
 #include "estimate.h"
@@ -22,7 +23,8 @@ double states_for(double nominal, int gpus, int zero, const std::string& precisi
   Scenario s = test::scenario(
       "model: llama2-7b\n"
       "cluster: {preset: dgx-h100, nodes: " + std::to_string(gpus / 8) + "}\n"
-      "training: {sequence_length: 2048, global_batch: 512, micro_batch: 1, precision: " + precision + "}\n"
+      "training: {sequence_length: 2048, global_batch: 512, micro_batch: 1, precision: " + precision +
+      ", grad_precision: same}\n"
       "parallel: {tp: 1, pp: 1, zero: " + std::to_string(zero) + "}\n");
   Estimate e = estimate(s);
   return state_bytes(e.memory) / e.parameters_per_gpu * nominal;
