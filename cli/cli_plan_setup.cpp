@@ -50,8 +50,10 @@ void add_sweep_command(CLI::App& app, CliCommands& commands) {
   CLI::App* sweep = app.add_subcommand("sweep", "Evaluate a grid of layouts; rank, Pareto fronts, rejections");
   sweep->add_option("input", opts->input, "Scenario YAML or sweep YAML (default: the built-in scenario)")
       ->check(non_empty_path());
-  sweep->add_option("--grid", opts->grids, "key=v1,v2,... | key=lo..hi | key=lo..hi:pow2 | parallel=auto");
-  sweep->add_option("--set", opts->sets, "Override a key of the base scenario (repeatable)");
+  // --grid and --set take one value per flag, so that a scenario after them is the input (cli_setup.cpp).
+  sweep->add_option("--grid", opts->grids, "key=v1,v2,... | key=lo..hi | key=lo..hi:pow2 | parallel=auto")
+      ->allow_extra_args(false);
+  sweep->add_option("--set", opts->sets, "Override a key of the base scenario (repeatable)")->allow_extra_args(false);
   sweep->add_option("--objective", opts->objective, "time | cost | energy | tokens_per_gpu | mfu");
   sweep->add_option("--top", opts->top, "How many of the best points to show (default 10)")
       ->check(CLI::Range(1, 1000000));
@@ -86,12 +88,13 @@ void add_report_command(CLI::App& app, CliCommands& commands) {
       ->check(non_empty_path());
   report->add_option("--sweep", opts->sweep, "Sweep YAML: adds the run time vs cost scatter and the feasibility map")
       ->check(non_empty_path());
-  report->add_option("--grid", opts->grids, "Sweep the scenario: key=v1,v2,... (as trainplan sweep --grid)");
+  report->add_option("--grid", opts->grids, "Sweep the scenario: key=v1,v2,... (as trainplan sweep --grid)")
+      ->allow_extra_args(false);
   report->add_option("--profile", opts->profile, "Hardware profile YAML")
       ->check(non_empty_path());
   report->add_option("--measurements", opts->measurements, "Measurements JSON: adds the calibration charts")
       ->check(non_empty_path());
-  report->add_option("--set", opts->sets, "Override a key: --set parallel.tp=4 (repeatable)");
+  report->add_option("--set", opts->sets, "Override a key: --set parallel.tp=4 (repeatable)")->allow_extra_args(false);
   report->add_option("-o,--output", opts->output, "HTML file to write")->required()
       ->check(non_empty_path());
   commands.push_back({report, [opts] { return run_report(*opts); }});

@@ -53,7 +53,9 @@ void add_scenario_options(CLI::App& cmd, std::string& scenario, std::string& pro
                           const std::string& set_example) {
   cmd.add_option("scenario", scenario, "Scenario YAML (default: the built-in scenario)")->check(non_empty_path());
   cmd.add_option("--profile", profile, "Hardware profile YAML")->check(non_empty_path());
-  cmd.add_option("--set", sets, "Override a key: --set " + set_example + " (repeatable)");
+  // One key per --set: a scenario file after it is the scenario (CLI11 lets a list option take every
+  // following word otherwise).
+  cmd.add_option("--set", sets, "Override a key: --set " + set_example + " (repeatable)")->allow_extra_args(false);
 }
 
 void add_format_option(CLI::App& cmd, std::string& format) {

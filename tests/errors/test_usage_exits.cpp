@@ -119,6 +119,19 @@ TEST(UsageExits, TraceAndReportTargetsAreCheckedBeforeTheWork) {
   EXPECT_THAT(rep.output, HasSubstr("does not exist"));
 }
 
+// Found by black-box testing, 2026-12-01: a scenario after --set or --grid was taken as one more key
+// ("simulate --set parallel.pp=4 FILE": "expected key=value"). Each flag takes one value; the file is the
+// scenario, as anywhere else on the line.
+TEST(UsageExits, AScenarioAfterSetOrGridIsTheScenario) {
+  const std::string file = test::source_path("scenarios/examples/gpt2-124m-2x3090.yaml");
+  for (const std::string command : {"evaluate --set parallel.pp=2 ", "simulate --set parallel.pp=2 ",
+                                    "sweep --grid parallel.pp=1,2 --set training.micro_batch=1 "}) {
+    const test::RunResult r = test::run_trainplan(command + "'" + file + "'");
+    EXPECT_EQ(r.exit_code, 0) << command << r.output;
+    EXPECT_THAT(r.output, HasSubstr("gpt2-124m-2x3090.yaml")) << command;
+  }
+}
+
 // Issue case: `--profile DIR` exited 0 with the defaults.
 TEST(UsageExits, ProfileDirectoryIsAnError) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trainplan-profile-dir";
