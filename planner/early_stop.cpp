@@ -35,7 +35,7 @@ LayerRecompute layer_recompute(const Scenario& s) {
   // checkpointed layers and regions within the chunk a rank builds (torchtitan's one-in-k counter, Megatron's
   // segments), as the stage's activation memory does (planner/activation_memory.cpp).
   const double chunk = std::max(1.0, static_cast<double>(std::max(1, s.model.layers)) /
-                                         (std::max(1, s.parallel.pp) * std::max(1, s.parallel.vpp)));
+                                         (std::max(1, s.parallel.pp) * s.parallel.chunks()));
   const double rerun = checkpointed_layers(s.parallel, chunk) / chunk;
   const double stopped = s.training.checkpoint_early_stop ? checkpointed_regions(s.parallel, chunk) / chunk : 0.0;
   return {rerun - stopped, stopped};

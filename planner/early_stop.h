@@ -29,9 +29,10 @@ std::size_t early_stop_index(const std::vector<Op>& layer);
 std::vector<Op> early_stop_rerun(const std::vector<Op>& layer);
 
 // How the forward a layer-recompute mode (full, every, one_in) repeats splits, per layer of a model chunk (the
-// model's layers over pp x vpp, the unit the frameworks count checkpoints in) on average: `whole` layers run their whole forward again, `stopped` layers (the last layer of each checkpointed
-// region, when training.checkpoint_early_stop) run it up to the early stop. whole + stopped is
-// checkpointed_layers / chunk layers; both 0 for the other modes.
+// model's layers over pp x ParallelSpec::chunks(), the unit the frameworks count checkpoints in, as the
+// stage's activation memory does) on average: `whole` layers run their whole forward again, `stopped` layers
+// (the last layer of each checkpointed region, when training.checkpoint_early_stop) run it up to the early
+// stop. whole + stopped is checkpointed_layers / chunk layers; both 0 for the other modes.
 struct LayerRecompute {
   double whole = 0;
   double stopped = 0;
