@@ -57,11 +57,6 @@ void print_points(const char* title, const std::vector<SweepPoint>& points, cons
   }
 }
 
-// k of a `{every: k}` or `{one_in: k}` recompute, else 0 (as `evaluate`'s scenario.layout.recompute_every).
-int recompute_span(const SweepPoint& p) {
-  return p.recompute == RecomputeMode::every || p.recompute == RecomputeMode::one_in ? p.recompute_every : 0;
-}
-
 nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bases, const std::vector<FastAxis>& axes) {
   return {{"index", p.index},
           {"status", to_string(p.status)},
@@ -69,7 +64,7 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
            {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp},
             {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"dp_shard", sharding_group(p.dp_shard, p.dp)},
             {"recompute", to_string(p.recompute)},  // as the scenario spells it: --set parallel.recompute=...
-            {"recompute_every", recompute_span(p)},
+            {"recompute_every", p.recompute_every},  // k of every / one_in, else 0 (as evaluate's)
             {"micro_batch", p.micro_batch}}},
           {"other", extra_label(p, bases, axes)},
           {"gpus", p.gpus},
@@ -105,7 +100,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
       const bool runs = evaluated && p.status != PointStatus::no_progress;
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)
-          << "," << to_string(p.recompute) << "," << recompute_span(p) << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
+          << "," << to_string(p.recompute) << "," << p.recompute_every << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
           << cell(p.memory, evaluated, true) << "," << cell(p.step, evaluated) << "," << cell(p.mfu, evaluated) << ","
           << cell(p.tokens_per_gpu, evaluated) << "," << cell(p.run_seconds, runs) << "," << cell(p.cost, runs) << ","
           << cell(p.energy_kwh, runs) << ",\"" << extra_label(p, bases, axes) << "\"\n";
