@@ -269,6 +269,18 @@ void check_hybrid_sharding(const Scenario& s, Collector& c) {
 // Sharding and offload.
 void check_sharding_and_offload(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
+  if (!framework_has_zero(s.training.framework, p.zero)) {
+    // FSDP1 ShardingStrategy (NO_SHARD, SHARD_GRAD_OP, FULL_SHARD, HYBRID_SHARD) and FSDP2 fully_shard
+    // (reshard_after_forward) shard the gradients with the optimizer states: no stage shards the states
+    // alone. Plain PyTorch shards the optimizer states alone or nothing.
+    c.add("parallel.zero", "training.framework",
+          s.training.framework == Framework::fsdp
+              ? "FSDP has no ZeRO-1 layout: it shards gradients wherever it shards optimizer states. Use zero: 3 "
+                "(FULL_SHARD, fully_shard), 2 (SHARD_GRAD_OP, reshard_after_forward=False) or 0 (NO_SHARD); "
+                "a ZeRO-1 run is framework: megatron or deepspeed"
+              : "plain PyTorch has DistributedDataParallel (zero: 0) and ZeroRedundancyOptimizer (zero: 1); "
+                "sharded gradients or weights are framework: fsdp (zero: 2 or 3) or deepspeed");
+  }
   if (p.zero == 3 && p.pp > 1) {
     // Under FSDP the combination is torchtitan's (parallelize.py: reshard_after_forward = not pp_enabled;
     // torch.distributed.pipelining stage.py, backward_maybe_with_nosync): the message names its layout.

@@ -49,7 +49,7 @@ Recompute read_recompute(MapReader& r) {
   return rc;
 }
 
-ParallelSpec read_parallel(MapReader& r) {
+ParallelSpec read_parallel(MapReader& r, Framework framework) {
   ParallelSpec p;
   p.tp = static_cast<int>(r.integer("tp", 1, 1, kMaxDegree));
   p.pp = static_cast<int>(r.integer("pp", 1, 1, kMaxDegree));
@@ -80,7 +80,7 @@ ParallelSpec read_parallel(MapReader& r) {
                           {"a2a+p2p", CpComm::a2a_p2p}});
   }
   if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, kMaxDegree));
-  p.zero = static_cast<int>(r.integer("zero", 1, 0, 3));
+  p.zero = static_cast<int>(r.integer("zero", default_zero(framework, p.pp), 0, 3));
   if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, kMaxDataParallel));
   p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
   p.recompute = read_recompute(r);

@@ -8,7 +8,8 @@
 namespace tp {
 
 TrainingSpec read_training(MapReader& r);
-ParallelSpec read_parallel(MapReader& r);
+// `framework` gives parallel.zero's default (default_zero).
+ParallelSpec read_parallel(MapReader& r, Framework framework);
 CostSpec read_costs(MapReader& r);
 MemorySettings read_memory(MapReader& r, Framework framework);
 

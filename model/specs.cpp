@@ -40,6 +40,26 @@ LayerCode layer_code_of(const TrainingSpec& t) { return t.layer_code.value_or(de
 
 bool repeat_kv_of(const TrainingSpec& t) { return t.repeat_kv.value_or(t.framework == Framework::fsdp); }
 
+int default_zero(Framework f, int pp) {
+  switch (f) {
+    case Framework::megatron: return 1;
+    case Framework::fsdp: return pp > 1 ? 2 : 3;
+    case Framework::deepspeed:
+    case Framework::pytorch: return 0;
+  }
+  return 1;
+}
+
+bool framework_has_zero(Framework f, int zero) {
+  switch (f) {
+    case Framework::fsdp: return zero != 1;
+    case Framework::pytorch: return zero <= 1;
+    case Framework::megatron:
+    case Framework::deepspeed: return true;
+  }
+  return true;
+}
+
 CpComm cp_comm_of(const ParallelSpec& p, Framework f) {
   switch (f) {
     case Framework::megatron: return p.cp_comm.value_or(CpComm::p2p);

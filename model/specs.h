@@ -198,6 +198,18 @@ const char* to_string(MeshDim d);
 // The data-parallel ranks ZeRO shards over: parallel.dp_shard, or all of dp when it is unset (0).
 inline int sharding_group(int dp_shard, int dp) { return dp_shard > 0 ? dp_shard : dp; }
 
+// The ZeRO stage a framework runs when parallel.zero is not given, `pp` the layout's pipeline stages:
+// Megatron's distributed optimizer (Megatron-Core recipes, --use-distributed-optimizer): 1; DeepSpeed's
+// zero_optimization.stage default (deepspeed/runtime/zero/config.py): 0; FSDP's default sharding,
+// FULL_SHARD (FSDP1 ShardingStrategy) / fully_shard with reshard_after_forward=True (FSDP2): 3, but 2
+// with pipeline parallelism, as torchtitan shards it (parallelize.py: reshard_after_forward = not
+// pp_enabled); plain PyTorch's DistributedDataParallel, which shards nothing: 0.
+int default_zero(Framework f, int pp);
+// Whether a framework has a layout for this ZeRO stage: FSDP shards gradients whenever it shards the
+// optimizer states (NO_SHARD 0, SHARD_GRAD_OP 2, FULL_SHARD 3): it has no stage 1; plain PyTorch has DDP
+// (0) and ZeroRedundancyOptimizer (1, torch/distributed/optim/zero_redundancy_optimizer.py), no stage 2 or 3.
+bool framework_has_zero(Framework f, int zero);
+
 struct ParallelSpec;
 // The context-parallel exchange a layout runs: parallel.cp_comm, else its framework's: Megatron-Core's
 // default p2p, DeepSpeed's sequence parallelism (Ulysses, a2a), PyTorch's context_parallel (ring_all_gather)

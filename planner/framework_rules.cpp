@@ -226,7 +226,7 @@ const FrameworkRules& framework_rules(Framework f) {
 
 double kept_gradient_bytes(const Scenario& s) {
   const TrainingSpec& t = s.training;
-  if (!framework_rules(t.framework).sharded_gradient_in_parameter_dtype || s.parallel.zero < 2) {
+  if (!framework_rules(t.framework).sharded_gradient_in_parameter_dtype) {
     return element_bytes(t.grad_precision);
   }
   return sharded_parameter_bytes(t);

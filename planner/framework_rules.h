@@ -171,9 +171,10 @@ struct FrameworkRules {
   // gather of the updated parameters after the optimizer (Megatron's distributed optimizer, DeepSpeed's
   // stage_1_and_2.py all_gather_dp_groups).
   bool zero2_gathers_per_unit = false;
-  // At ZeRO >= 2 each reduced gradient shard is kept in the sharded parameter's dtype, whatever dtype the
-  // reduce-scatter ran in: FSDP1 casts it back (_runtime_utils.py _cast_grad_to_param_dtype, "so that the
-  // optimizer step runs with that dtype"; off only with keep_low_precision_grads), FSDP2 alike
+  // Each reduced gradient (shard) is kept in the sharded parameter's dtype, whatever dtype the reduce ran
+  // in: FSDP1 casts it back (_runtime_utils.py _cast_grad_to_param_dtype, "so that the optimizer step runs
+  // with that dtype"; off only with keep_low_precision_grads; NO_SHARD, zero 0, too: _reduce_grad_no_shard
+  // casts the all-reduced gradient alike), FSDP2 alike
   // (_fsdp_collectives.py foreach_reduce: _to_dtype_if_needed(reduce_output, orig_dtype)). Under mixed
   // precision that parameter is the fp32 master, so a bf16 reduce (llm-foundry's DEFAULT and PURE modes,
   // fms-fsdp's bfSixteen) still keeps 4 B per gradient element. false: training.grad_precision (Megatron's

@@ -80,6 +80,7 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
           }
           for (const Sched& sc : schedules) {
             for (int zero = 0; zero <= (pp == 1 ? 3 : deepspeed_pipeline ? 1 : 2); ++zero) {
+              if (!framework_has_zero(s.training.framework, zero)) continue;
               const LayoutChoice base{tp, pp, cp, ep, sc.vpp, sc.schedule, zero};
               add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch);
               if (node_shard > 0 && shards_in_groups(s.training.framework, zero)) {

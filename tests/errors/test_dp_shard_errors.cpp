@@ -49,7 +49,10 @@ TEST(DpShardErrors, ExpertsMustSpreadOverTheGroup) {
 TEST(DpShardErrors, ValidGroupsLoad) {
   for (const char* fw : {"fsdp", "megatron", "pytorch"}) {
     for (const char* shard : {"1", "8", "16"}) {
-      const auto e = errtest::load_error(with_shard(std::string("{tp: 1, pp: 1, zero: 1, dp_shard: ") + shard + "}", fw));
+      // FSDP's groups are HSDP's (zero 3: it has no ZeRO-1); Megatron and PyTorch's shard the optimizer states.
+      const std::string zero = std::string(fw) == "fsdp" ? "3" : "1";
+      const auto e = errtest::load_error(
+          with_shard("{tp: 1, pp: 1, zero: " + zero + ", dp_shard: " + shard + "}", fw));
       EXPECT_FALSE(e.thrown) << fw << " dp_shard " << shard << ": " << e.what;
     }
   }

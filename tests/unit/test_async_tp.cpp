@@ -23,7 +23,7 @@ StageTiming stage_of(const std::string& framework, bool overlap, const std::stri
       "name: async tp\nmodel: llama3.1-70b\ncluster: {preset: dgx-h100, nodes: 1}\n"
       "training: {framework: " + framework + ", precision: bf16, sequence_length: 8192, micro_batch: 1, "
       "global_batch: 1, optimizer: adamw, flash_attention: true}\n"
-      "parallel: {tp: 8, pp: 1, dp: 1, zero: 1, sequence_parallel: true, recompute: " + recompute +
+      "parallel: {tp: 8, pp: 1, dp: 1, zero: 0, sequence_parallel: true, recompute: " + recompute +
       ", overlap: {tp_comm: " + (overlap ? "true" : "false") + "}}\n";
   const Scenario s = test::scenario(yaml);
   const Plan p = make_plan(s, profile_for(s));

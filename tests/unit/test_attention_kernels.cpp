@@ -334,7 +334,7 @@ TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
   EXPECT_EQ(a.at("kernel"), "cudnn");
   EXPECT_EQ(a.at("profile_kernel"), "cudnn");
   EXPECT_DOUBLE_EQ(a.at("speed").at("forward").get<double>(), 1.0);
-  const test::RunResult fsdp = test::run_trainplan("evaluate --format json --set training.framework=fsdp");
+  const test::RunResult fsdp = test::run_trainplan("evaluate --format json --set training.framework=fsdp --set parallel.zero=2");
   ASSERT_EQ(fsdp.exit_code, 0) << fsdp.output;
   const nlohmann::json b = nlohmann::json::parse(fsdp.output).at("attention");
   EXPECT_EQ(b.at("kernel"), "flash");
@@ -350,13 +350,13 @@ TEST(AttentionKernels, ReportsNameTheKernelAndItsRate) {
   EXPECT_EQ(c.at("fused"), false);
   EXPECT_EQ(c.at("kernel"), "unfused");
   EXPECT_DOUBLE_EQ(c.at("speed").at("forward").get<double>(), 1.0);
-  expect_printed("evaluate --set training.framework=fsdp",
+  expect_printed("evaluate --set training.framework=fsdp --set parallel.zero=2",
                  "fused attention: flash (fsdp's kernel) at FlashAttention-2's published hopper curve");
-  expect_printed("evaluate --set training.framework=fsdp --set training.attention_kernel=triton",
+  expect_printed("evaluate --set training.framework=fsdp --set parallel.zero=2 --set training.attention_kernel=triton",
                  "fused attention: triton (training.attention_kernel) at x0.71 forward, x0.50 backward, "
                  "FlashAttention-2's published hopper curve");
   // Where no published curve applies (B200's cuDNN defaults), the profile's curve at the measured ratio.
-  expect_printed("evaluate --set training.framework=fsdp --set cluster.gpu=b200",
+  expect_printed("evaluate --set training.framework=fsdp --set parallel.zero=2 --set cluster.gpu=b200",
                  "fused attention: flash (fsdp's kernel) at x0.61 the profile's cudnn curve");
 }
 

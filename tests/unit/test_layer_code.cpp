@@ -35,8 +35,9 @@ Plan plan_of(const Scenario& s) { return make_plan(s, default_profile(s.cluster.
 
 TEST(LayerCode, DefaultIsTheFrameworks) {
   EXPECT_EQ(layer_code_of(with({}).training), LayerCode::fused);
-  for (const char* f : {"deepspeed", "fsdp", "pytorch"}) {
-    EXPECT_EQ(layer_code_of(with({std::string("training.framework=") + f}).training), LayerCode::eager) << f;
+  for (const char* f : {"deepspeed", "fsdp", "pytorch"}) {  // zero 0: a stage every framework has
+    EXPECT_EQ(layer_code_of(with({std::string("training.framework=") + f, "parallel.zero=0"}).training), LayerCode::eager)
+        << f;
   }
   EXPECT_EQ(layer_code_of(with({"training.framework=deepspeed", "training.layer_code=fused"}).training),
             LayerCode::fused);

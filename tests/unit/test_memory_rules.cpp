@@ -211,6 +211,24 @@ TEST(MemoryRules, FsdpKeepsItsGradientShardsInTheParameterDtype) {
   EXPECT_NEAR(gradient_bytes("framework: deepspeed"), 2.0, 1e-9);
 }
 
+TEST(MemoryRules, FsdpNoShardKeepsItsGradientsInTheParameterDtype) {
+  // Hand computation: NO_SHARD (zero 0) all-reduces each whole gradient in the reduce dtype and casts it
+  // back to the fp32 parameter (FSDP1 _runtime_utils.py _reduce_grad_no_shard, _cast_grad_to_param_dtype):
+  // 4 B per parameter on every GPU, whatever grad_precision says; DDP (framework: pytorch) keeps bf16 (2 B).
+  const std::string base =
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 32000}\n"
+      "cluster: {preset: dgx-h100, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1, dp: 8, recompute: full, zero: 0}\n";
+  const auto gradient_bytes = [&](const std::string& training) {
+    const Estimate e = estimate(test::scenario(base + "training: {precision: bf16, sequence_length: 4096, "
+                                                      "micro_batch: 1, global_batch: 16, " + training + "}\n"));
+    return e.memory.gradients.value / static_cast<double>(e.memory.parameters);
+  };
+  EXPECT_NEAR(gradient_bytes("framework: fsdp"), 4.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("framework: fsdp, grad_precision: bf16"), 4.0, 1e-9);
+  EXPECT_NEAR(gradient_bytes("framework: pytorch"), 2.0, 1e-9);
+}
+
 TEST(MemoryRules, DeepSpeedBf16OptimizerKeepsBf16GradientsBesideItsFp32Ones) {
   // Hand computation: 8 GPUs at ZeRO-1 keep whole gradients. bf16 with fp32 gradients runs DeepSpeed's
   // BF16_Optimizer: the fp32 accumulator (4 B) and each bf16 .grad, kept until the next backward sets it to
