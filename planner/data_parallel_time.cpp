@@ -65,6 +65,21 @@ double hybrid_reduce_seconds(const FrameworkRules& fw, double scatter, double re
   return std::max(scatter, replica) + std::min(scatter, replica) / std::max(1.0, calls);
 }
 
+// The share of a stage's forwards that run after its first backward, so that a reduce started after a
+// micro-batch's backward can hide behind them. GPipe with pp > 1 runs every forward first (Huang et al. 2019):
+// none. The interleaved schedule runs (p - s - 1) x 2 + (v - 1) x p chunk-forwards on stage s before its
+// first backward (Megatron-Core schedules.py, forward_backward_pipelining_with_interleaving:
+// num_warmup_microbatches, microbatch_group_size_per_vp_stage = p): the rest of the m x v. 1F1B and ZB-H1
+// (whose stage-0 warm-up, p - 1 forwards, the reduce's backlog still covers): all.
+double forward_share_after_first_backward(const ParallelSpec& p, int stage, double micro_batches) {
+  if (p.pp <= 1) return 1.0;
+  if (p.schedule == Schedule::gpipe) return 0.0;
+  if (p.schedule != Schedule::interleaved) return 1.0;
+  const double chunk_forwards = micro_batches * p.chunks();
+  const double warmup = (p.pp - stage - 1) * 2.0 + (p.chunks() - 1.0) * p.pp;
+  return std::max(0.0, chunk_forwards - warmup) / chunk_forwards;
+}
+
 }  // namespace
 
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, const StageParameters& stage,
@@ -105,9 +120,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double reduce =
       hybrid_reduce_seconds(fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls), replica, reduce_calls);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-  // The compute between two micro-batches' gradients: a forward and a backward, but only a backward under
-  // GPipe's pipeline, which runs every forward before the first backward (Huang et al. 2019).
-  const double period = (p.schedule == Schedule::gpipe && p.pp > 1 ? 0.0 : worst_f) + worst_b;
+  // The compute between two micro-batches' gradients: a backward and the forwards that follow the first one.
+  const double period = forward_share_after_first_backward(p, stage_index, m) * worst_f + worst_b;
   // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
   // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
   const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;

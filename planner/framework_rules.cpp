@@ -28,6 +28,10 @@ const FrameworkRules kRules[] = {
      .transformer_engine_attention = true,
      .adamw_class_optimizer = false,
      .source = "Megatron-Core + Transformer Engine: param_and_grad_buffer.py, distrib_optimizer.py, fused_bias_gelu.py",
+     // Megatron-FSDP (zero 2: optim_grads, 3: optim_grads_params) reduce-scatters in every backward:
+     // megatron_fsdp.py, grad_reduce_every_bprop; the distributed optimizer (zero 0, 1) once per step.
+     .reduce_every_micro_batch = true,
+     .reduce_every_micro_batch_from_zero = 2,
      .tied_embedding_grad_sync = true,
      .sequence_parallel_grad_sync = true},
     {.framework = Framework::deepspeed,
