@@ -157,10 +157,12 @@ int overlap_index(CommOverlap o) {
 }
 
 // The compute an overlap window offers in one pass, or a negative value when the window is closed. The
-// attention of a pass splits into c equal blocks under context parallelism (load-balanced causal chunks):
-// a ring's c - 1 passes each hide behind one block, the first block has nothing left to hide.
+// attention of a pass (its forward or its backward kernel) splits into c equal blocks under context
+// parallelism (load-balanced causal chunks): a ring's c - 1 passes each hide behind one block, the first
+// block has nothing left to hide (TE AttnFuncWithCPAndKVP2P.backward sends each step's K/V and dK/dV beside
+// that step's backward attention kernel).
 double window(int overlap, bool backward, const OpTimes& compute, bool overlap_tp_comm, int ranks) {
-  const double attention = backward ? 2 * compute.attention : compute.attention;
+  const double attention = backward ? compute.attention_bwd : compute.attention;
   const double block = attention / std::max(1, ranks);
   switch (overlap) {
     case 1: return overlap_tp_comm ? (backward ? compute.gemm_bwd : compute.gemm_fwd) : -1.0;

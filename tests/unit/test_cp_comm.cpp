@@ -73,15 +73,20 @@ TEST(CpComm, AllToAllMovesTheLocalQKVAndOutput) {
   EXPECT_NEAR(t.exposed.cp.value, 5.176e-3, 1e-6);
 }
 
-// The layer's attention time per pass from the compute model (tested elsewhere), as the step times it.
-double attention_forward(const Scenario& s) {
+// The layer's fused attention forward and backward from the compute model (tested elsewhere), as the step
+// times them.
+struct AttentionTimes {
+  double forward, backward;
+};
+AttentionTimes attention_times(const Scenario& s) {
   const HardwareProfile hw = simple_profile(s);
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   OpTimeContext c{s, hw, s.parallel.tp, s.parallel.cp, false, 1.0, s.cluster.gpu.peak_for(Precision::bf16).value,
                   attention_peak(s.cluster.gpu, Precision::bf16).value,
                   s.cluster.gpu.memory_bandwidth.value * hw.memory_efficiency};
   c.tensor_time_scale = tensor_time_scale(s.cluster, hw);
-  return time_ops(g.layer, c).attention;
+  const OpTimes t = time_ops(g.layer, c);
+  return {t.attention, t.attention_bwd};
 }
 
 // One send of the local K/V chunk, 8192 / 8 tokens: 5 us + 4,194,304 B / 100 GB/s = 46.9 us.
@@ -89,13 +94,15 @@ constexpr double kChunkSend = kAlpha + 8192.0 / kRanks * 2 * 1024 * 2 / kBeta;
 
 TEST(CpComm, TheRingHidesEachPassBehindOneBlock) {
   // Ring attention splits a pass's attention into 8 blocks; each of the 7 K/V passes hides behind the
-  // block before it, so the window is 7/8 of the attention (forward; backward twice the attention and two
-  // passes per step, K/V and dK/dV).
+  // block before it, so the window is 7/8 of the pass's attention kernel: the forward's, and in the backward
+  // the backward kernel's, behind which two passes per step go (K/V and dK/dV; TE AttnFuncWithCPAndKVP2P).
+  // Until 2026-12 the backward's window was twice the forward's, a third short of the backward kernel.
   const Scenario s = test::scenario(kCp8, {"parallel.cp_comm=p2p"});
-  const double a = attention_forward(s);
-  ASSERT_GT(a, 0.0);
-  const double forward = std::max(0.0, 7 * kChunkSend - 7.0 / 8.0 * a);
-  const double backward = std::max(0.0, 14 * kChunkSend - 7.0 / 8.0 * 2 * a);
+  const AttentionTimes a = attention_times(s);
+  ASSERT_GT(a.forward, 0.0);
+  ASSERT_GT(a.backward, 2 * a.forward);
+  const double forward = std::max(0.0, 7 * kChunkSend - 7.0 / 8.0 * a.forward);
+  const double backward = std::max(0.0, 14 * kChunkSend - 7.0 / 8.0 * a.backward);
   ASSERT_GT(forward, 0.0);  // this slow link outlasts the window
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (forward + backward), 1e-12);
   // Less than the all-gather, which hides behind nothing, and the whole step too.
@@ -113,11 +120,12 @@ TEST(CpComm, PyTorchsRotationHidesTheGatherBehindTheLocalBlock) {
   // backward's dK/dV go round the ring in their fp32 accumulators (convert_to_f32), 7 sends of
   // 1,024 x 2 x 1,024 x 4 B = 8,388,608 B (88.9 us) behind the other 7/8.
   const Scenario s = test::scenario(kCp8, {"parallel.cp_comm=ring_all_gather"});
-  const double a = attention_forward(s);
+  const AttentionTimes a = attention_times(s);
   const double gather = ring(8192.0 * 2 * 1024 * 2);
   const double grad_send = kAlpha + 8192.0 / kRanks * 2 * 1024 * 4 / kBeta;
-  const double forward = std::max(0.0, gather - a / 8);
-  const double backward = std::max(0.0, gather - 2 * a / 8) + std::max(0.0, 7 * grad_send - 7.0 / 8.0 * 2 * a);
+  const double forward = std::max(0.0, gather - a.forward / 8);
+  const double backward =
+      std::max(0.0, gather - a.backward / 8) + std::max(0.0, 7 * grad_send - 7.0 / 8.0 * a.backward);
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (forward + backward), 1e-12);
 }
 
@@ -162,8 +170,8 @@ TEST(CpComm, HierarchicalAllToAllThenRing) {
   ASSERT_EQ(s.parallel.cp_outer(), 2);
   auto all_to_all = [](double bytes) { return 3 * kAlpha + 3.0 / 4.0 * bytes / kBeta; };
   const double per_pass = 2 * all_to_all(1024.0 * 1024 * 2) + 2 * all_to_all(1024.0 * 4096 * 2);
-  const double a = attention_forward(s);
-  const double ring_f = std::max(0.0, kChunkSend - a / 2), ring_b = std::max(0.0, 2 * kChunkSend - 2 * a / 2);
+  const AttentionTimes a = attention_times(s);
+  const double ring_f = std::max(0.0, kChunkSend - a.forward / 2), ring_b = std::max(0.0, 2 * kChunkSend - a.backward / 2);
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (2 * per_pass + ring_f + ring_b), 1e-12);
   // The all-to-alls cross 4 ranks instead of 8, and the ring one pass instead of 7: less exposed than a2a.
   EXPECT_LT(step_of(s).exposed.cp.value, step_of(test::scenario(kCp8, {"parallel.cp_comm=a2a"})).exposed.cp.value);
