@@ -30,9 +30,17 @@ FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec
 }
 
 FusedAttentionGrid fused_attention_grid(const Scenario& s, double micro_batch, int tp, int cp) {
+  // The context-parallel ranks that split the heads (all-to-all) and the sequence (ring).
+  int head_ranks = 1;
+  if (cp > 1) {
+    const CpComm exchange = cp_comm_of(s.parallel, s.training.framework);
+    if (exchange == CpComm::a2a) head_ranks = cp;
+    if (exchange == CpComm::a2a_p2p && cp == s.parallel.cp) head_ranks = s.parallel.cp_inner();
+  }
+  const int sequence_ranks = std::max(1, cp / head_ranks);
   FusedAttentionGrid g;
-  g.batch_heads = micro_batch * static_cast<double>(s.model.heads) / std::max(1, tp);
-  g.seq = static_cast<double>(s.training.sequence_length) / std::max(1, cp);
+  g.batch_heads = micro_batch * static_cast<double>(s.model.heads) / std::max(1, tp) / head_ranks;
+  g.seq = static_cast<double>(s.training.sequence_length) / sequence_ranks;
   if (!s.training.flash_attention) return g;
   const double sms = static_cast<double>(s.cluster.gpu.sms);
   g.forward = attention_grid_balance(g.batch_heads, g.seq, sms, true, AttentionPass::forward);

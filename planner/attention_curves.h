@@ -29,8 +29,12 @@ struct FusedAttentionCurves {
 FusedAttentionCurves fused_attention_curves(const TrainingSpec& t, const GpuSpec& gpu, const HardwareProfile& hw);
 
 // The fused kernels' grid on one GPU and how busy it keeps the SMs (model/attention_grid.h): `micro_batch`
-// sequences x heads / tp, over the local sequence s / cp. Balance 1 for explicit attention or a GPU whose
-// SM count is unknown. The one rule the step time and the reports read.
+// sequences x heads / tp over the sequence one kernel attends, which context parallelism sets by its
+// exchange: the ring exchanges (p2p, all_gather, ring_all_gather) attend the local s / cp tokens with every
+// head; Ulysses (a2a) gathers the whole sequence and scatters the heads (DeepSpeed-Ulysses, Jacobs et al.
+// 2023, §3.1; TE AttnFuncWithCPAndQKVOA2A), so a GPU attends all s tokens with heads / cp; a2a+p2p both:
+// s / cp_outer tokens with heads / cp_inner. Balance 1 for explicit attention or a GPU whose SM count is
+// unknown. The one rule the step time and the reports read.
 struct FusedAttentionGrid {
   double batch_heads = 0, seq = 0;
   double forward = 1, backward = 1;  // balance per pass: work / (SMs x makespan)

@@ -56,9 +56,11 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   // Causal masking: fused kernels skip the masked half of the score blocks.
   const double causal = attention_executed_share(fused, true);
   const double flops = op.fwd_flops * c.b / c.cp / c.tp * causal;
-  // Fused: the curve over the (context-parallel local) sequence and head dim, causal, at the throughput of
-  // the kernel the framework runs relative to the one the curve describes (planner/attention_curves.h).
-  const double seq = static_cast<double>(c.s.training.sequence_length) / c.cp;
+  // Fused: the curve over the sequence one kernel attends (the context-parallel exchange's: grid.seq) and
+  // the head dim, causal, at the throughput of the kernel the framework runs relative to the one the curve
+  // describes (planner/attention_curves.h).
+  const FusedAttentionGrid grid = fused_attention_grid(c.s, c.b, c.tp, c.cp);
+  const double seq = grid.seq;
   const double hd = static_cast<double>(c.s.model.head_dim);
   const FusedAttentionCurves curves = fused_attention_curves(c.s.training, c.s.cluster.gpu, c.hw);
   // The kernel computes the head padded to its tile (framework_rules.h); the curves are measured on heads
@@ -73,13 +75,13 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   // Fused kernels are compute-bound on the tensor cores: at the cluster's sustained clock, and only as
   // busy as their grid of this GPU's sequences x heads keeps the SMs (model/attention_grid.h).
   const double clock = fused ? c.tensor_time_scale : 1.0;
-  const FusedAttentionGrid grid = fused_attention_grid(c.s, c.b, c.tp, c.cp);
   double fwd = std::max(clock * flops / (c.peak_attn * eff_f * grid.forward), mem_time) + launch * (fused ? 1 : 3);
   double bwd = std::max(clock * kAttentionBackwardFactor * flops / (c.peak_attn * eff_b * grid.backward), 2 * mem_time) +
                launch * (fused ? 1 : 4);
   if (!fused && !c.hw.attention_unfused_measured) {
     // Not measured: the unfused chain's kernels one after the other (unfused_attention.h).
-    const double scores = c.b / c.cp * static_cast<double>(c.s.model.heads) / c.tp * seq * static_cast<double>(c.s.training.sequence_length);
+    // The GPU's score elements: its sequences x heads, each of its queries against every key.
+    const double scores = grid.batch_heads * seq * static_cast<double>(c.s.training.sequence_length);
     const UnfusedAttentionTime u = unfused_attention_time(flops, scores, stored_bytes(c.s.training.precision), c.s.model.dropout,
                                                           c.s.training.precision, c.hw, c.s.cluster.gpu, launch, c.tensor_time_scale);
     fwd = u.forward;

@@ -122,7 +122,8 @@ TEST(PlannerAndSimulator, AgreeOnEachContextParallelExchange) {
     planned[i++] = r.analytic_step_seconds.value;
   }
   EXPECT_LT(planned[0], planned[1]);  // the ring hides; the all-gather does not
-  EXPECT_LT(planned[0], planned[2]);
+  // Nor do Ulysses' all-to-alls (its whole-sequence kernels may still make its step the shorter one).
+  EXPECT_LT(exposed_cp[0], exposed_cp[2]);
   // PyTorch's gather hides behind the local block at least (its step also carries the ring's fp32 merges).
   EXPECT_LE(exposed_cp[3], exposed_cp[1]);
 }

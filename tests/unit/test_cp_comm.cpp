@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "attention_curves.h"
 #include "comm_time.h"
 #include "estimate.h"
 #include "hardware_profile.h"
@@ -175,6 +176,31 @@ TEST(CpComm, HierarchicalAllToAllThenRing) {
   EXPECT_NEAR(step_of(s).exposed.cp.value, kMicroBatches * kLayers * (2 * per_pass + ring_f + ring_b), 1e-12);
   // The all-to-alls cross 4 ranks instead of 8, and the ring one pass instead of 7: less exposed than a2a.
   EXPECT_LT(step_of(s).exposed.cp.value, step_of(test::scenario(kCp8, {"parallel.cp_comm=a2a"})).exposed.cp.value);
+}
+
+// The shape one GPU's fused attention runs, by exchange (DeepSpeed-Ulysses, Jacobs et al. 2023, §3.1: after
+// the all-to-all each GPU holds the whole sequence of heads / c; a ring holds s / c tokens of every head).
+// Hand computation for 32 heads, s = 8,192, cp 8: a2a 4 heads x 8,192 tokens; the rings 32 x 1,024;
+// a2a+p2p with all-to-alls in fours: 8 heads x 4,096. The same FLOPs; the longer kernel runs at a better
+// point of the fused curve, so a2a's attention time is less than p2p's (until 2026-12 every exchange
+// was timed as the ring's chunks).
+TEST(CpComm, UlyssesKernelsAttendTheWholeSequenceWithTheirHeads) {
+  const auto grid_of = [](const Scenario& s) { return fused_attention_grid(s, 1, s.parallel.tp, s.parallel.cp); };
+  const FusedAttentionGrid ulysses = grid_of(test::scenario(kCp8, {"parallel.cp_comm=a2a"}));
+  EXPECT_DOUBLE_EQ(ulysses.batch_heads, 4);
+  EXPECT_DOUBLE_EQ(ulysses.seq, 8192);
+  for (const char* ring : {"p2p", "all_gather", "ring_all_gather"}) {
+    const FusedAttentionGrid g = grid_of(test::scenario(kCp8, {std::string("parallel.cp_comm=") + ring}));
+    EXPECT_DOUBLE_EQ(g.batch_heads, 32) << ring;
+    EXPECT_DOUBLE_EQ(g.seq, 1024) << ring;
+  }
+  const FusedAttentionGrid both = grid_of(test::scenario(kCp8, {"parallel.cp_comm=a2a+p2p", "parallel.cp_a2a=4"}));
+  EXPECT_DOUBLE_EQ(both.batch_heads, 8);
+  EXPECT_DOUBLE_EQ(both.seq, 4096);
+  const AttentionTimes a2a = attention_times(test::scenario(kCp8, {"parallel.cp_comm=a2a"}));
+  const AttentionTimes p2p = attention_times(test::scenario(kCp8, {"parallel.cp_comm=p2p"}));
+  EXPECT_LT(a2a.forward, p2p.forward);
+  EXPECT_LT(a2a.backward, p2p.backward);
 }
 
 TEST(CpComm, SelectiveRecomputeGathersAgain) {
