@@ -226,6 +226,14 @@ void check_experts(const Scenario& s, Collector& c) {
             "ep (" + num(p.ep) + ") must divide dp × cp = " + num(static_cast<long long>(p.dp) * p.cp) +
                 " (expert-parallel ranks come from the data-parallel ranks)");
     }
+    // Megatron-Core's MoELayer.forward refuses to train with tp > 1 and sequence parallelism off
+    // (transformer/moe/moe_layer.py: "performance may degrade if MoE and tensor parallelism are enabled
+    // without also enabling sequence parallelism"); model_parallel_config.py alike with ep > 1.
+    if (s.training.framework == Framework::megatron && p.tp > 1 && !p.sequence_parallel) {
+      c.add("parallel.sequence_parallel", "model.moe",
+            "Megatron-Core trains a mixture-of-experts layer with tp > 1 only under sequence parallelism "
+            "(moe_layer.py raises otherwise); set sequence_parallel: true");
+    }
   }
 }
 

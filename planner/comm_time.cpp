@@ -84,6 +84,7 @@ bool applies(const Comm& c, const CommLayout& l) {
     case CommWhen::zero3: return l.zero >= 3;
     case CommWhen::pipelined: return l.pp > 1;
     case CommWhen::sequence_parallel: return l.sp;
+    case CommWhen::no_sequence_parallel: return !l.sp;
     case CommWhen::cp_p2p: return l.cp_comm == CpComm::p2p;
     case CommWhen::cp_all_gather: return l.cp_comm == CpComm::all_gather;
     case CommWhen::cp_a2a: return l.cp_comm == CpComm::a2a;

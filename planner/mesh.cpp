@@ -12,9 +12,10 @@ namespace {
 bool pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // The layout `base` with each recompute mode, each micro-batch size dividing the per-replica batch (a
-// multiple of pp micro-batches when interleaved), and sequence parallelism on and off when tp > 1.
+// multiple of pp micro-batches when interleaved), and sequence parallelism on and, when `sp_optional`, off
+// when tp > 1.
 void add_recompute_and_micro_batches(std::vector<LayoutChoice>& out, const LayoutChoice& base, long long per_replica,
-                                     long long seq, int max_micro_batch) {
+                                     long long seq, int max_micro_batch, bool sp_optional) {
   for (RecomputeMode rc : {RecomputeMode::none, RecomputeMode::selective, RecomputeMode::full}) {
     for (long long mb = 1; mb <= max_micro_batch && mb <= per_replica; mb *= 2) {
       if (per_replica % mb != 0) continue;
@@ -25,7 +26,7 @@ void add_recompute_and_micro_batches(std::vector<LayoutChoice>& out, const Layou
       c.sequence_parallel = base.tp > 1;
       if (base.tp == 1 || (seq / base.cp) % base.tp == 0) out.push_back(c);
       c.sequence_parallel = false;
-      if (base.tp > 1) out.push_back(c);
+      if (base.tp > 1 && sp_optional) out.push_back(c);
     }
   }
 }
@@ -46,6 +47,8 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
   const long long gpus = s.gpus();
   const long long seq = s.training.sequence_length;
   const int tp_max = o.tp_within_node ? s.cluster.gpus_per_node : static_cast<int>(gpus);
+  // Megatron's MoE layers need sequence parallelism under tp > 1 (model/checks.cpp, check_experts).
+  const bool sp_optional = !(m.moe.enabled() && s.training.framework == Framework::megatron);
   for (int tp = 1; tp <= tp_max && tp <= m.heads; tp *= 2) {
     if (m.heads % tp != 0 || m.kv_heads % tp != 0 || gpus % tp != 0) continue;
     for (int pp = 1; pp <= m.layers; ++pp) {
@@ -82,11 +85,11 @@ std::vector<LayoutChoice> auto_layouts(const Scenario& s, const AutoOptions& o) 
             for (int zero = 0; zero <= (pp == 1 ? 3 : deepspeed_pipeline ? 1 : 2); ++zero) {
               if (!framework_has_zero(s.training.framework, zero)) continue;
               const LayoutChoice base{tp, pp, cp, ep, sc.vpp, sc.schedule, zero};
-              add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch);
+              add_recompute_and_micro_batches(out, base, per_replica, seq, o.max_micro_batch, sp_optional);
               if (node_shard > 0 && shards_in_groups(s.training.framework, zero)) {
                 LayoutChoice hybrid = base;
                 hybrid.dp_shard = node_shard;
-                add_recompute_and_micro_batches(out, hybrid, per_replica, seq, o.max_micro_batch);
+                add_recompute_and_micro_batches(out, hybrid, per_replica, seq, o.max_micro_batch, sp_optional);
               }
             }
           }

@@ -242,11 +242,25 @@ void add_moe_mlp(std::vector<Op>& L, const Sizes& x) {
 // --- MLP block: 19sbh for GELU with 4h (Korthikanti eq. 3), or MoE ---
 void add_mlp_block(std::vector<Op>& L, const Sizes& x) {
   add_norm(L, "mlp_norm", Block::mlp, x.m, x.s, x.bpv, x.r.norm);
-  add_tp_input_operator(L, Block::mlp, x.act_bytes);
+  // With sequence parallelism an MoE block gathers over TP the tokens the all-to-all brought, top_k x
+  // capacity_factor copies of each, and reduce-scatters the experts' outputs alike (Megatron-Core
+  // token_dispatcher.py, MoEAlltoAllTokenDispatcher: "A2A(EP) -> AG(TP)", "RS(TP) -> A2A(EP)"); a dense
+  // block its own tokens.
+  const bool moe = x.m.moe.enabled();
+  const double routed_act = moe ? x.m.moe.capacity_factor * x.m.moe.top_k * x.act_bytes : x.act_bytes;
+  const auto tp_operator = [&](Op& (*add)(std::vector<Op>&, Block, double)) {
+    if (!moe) {
+      add(L, Block::mlp, x.act_bytes);
+      return;
+    }
+    add(L, Block::mlp, x.act_bytes).comm.when = CommWhen::no_sequence_parallel;
+    add(L, Block::mlp, routed_act).comm.when = CommWhen::sequence_parallel;
+  };
+  tp_operator(add_tp_input_operator);
   add_sequence_dim_copy(L, Block::mlp, x);
-  if (!x.m.moe.enabled()) add_dense_mlp(L, x);
+  if (!moe) add_dense_mlp(L, x);
   else add_moe_mlp(L, x);
-  add_tp_output_operator(L, Block::mlp, x.act_bytes);
+  tp_operator(add_tp_output_operator);
   add_sequence_dim_copy(L, Block::mlp, x);
   add_residual(L, "mlp_residual", Block::mlp, x);
 }

@@ -78,10 +78,11 @@ enum class CommOverlap : std::uint8_t {
                    // finalize_model_grads, DeepSpeed's ReduceTiedGrads)
 };
 // Which layouts an entry applies to (the ZeRO stage of the data-parallel entries; pipelined: pp > 1;
-// sequence_parallel: sequence parallelism on with tp > 1; cp_*: the context-parallel exchange, cp_comm_of).
+// sequence_parallel: sequence parallelism on with tp > 1; no_sequence_parallel: off or tp = 1; cp_*: the
+// context-parallel exchange, cp_comm_of).
 enum class CommWhen : std::uint8_t {
-  always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, cp_p2p, cp_all_gather, cp_a2a,
-  cp_ring_all_gather, cp_a2a_p2p
+  always, zero0, zero1_or_2, zero_any, zero3, pipelined, sequence_parallel, no_sequence_parallel, cp_p2p,
+  cp_all_gather, cp_a2a, cp_ring_all_gather, cp_a2a_p2p
 };
 // What the entry's bytes count.
 enum class CommBytes : std::uint8_t {

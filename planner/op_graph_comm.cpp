@@ -30,18 +30,20 @@ Op& collective_op(std::vector<Op>& ops, const char* name, Block block, CommGroup
 
 }  // namespace
 
-void add_tp_input_operator(std::vector<Op>& ops, Block block, double act) {
+Op& add_tp_input_operator(std::vector<Op>& ops, Block block, double act) {
   Op& f = collective_op(ops, "tp_input", block, CommGroup::tp, CommOverlap::layer_gemms, CommBytes::activations, act,
                         TpSplit::none, kNone, one(Collective::all_reduce));
   f.comm.forward_sp = one(Collective::all_gather);
   f.comm.backward_sp = one(Collective::reduce_scatter);
+  return f;
 }
 
-void add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
+Op& add_tp_output_operator(std::vector<Op>& ops, Block block, double act) {
   Op& g = collective_op(ops, "tp_output", block, CommGroup::tp, CommOverlap::layer_gemms, CommBytes::activations, act,
                         TpSplit::none, one(Collective::all_reduce), kNone);
   g.comm.forward_sp = one(Collective::reduce_scatter);
   g.comm.backward_sp = one(Collective::all_gather);
+  return g;
 }
 
 namespace {

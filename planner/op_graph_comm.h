@@ -15,8 +15,8 @@ namespace tp {
 // reduce-scatters in the backward. The output operator g after the row-parallel GEMM all-reduces in
 // the forward (identity in the backward); with sequence parallelism it reduce-scatters in the forward
 // and all-gathers in the backward. They may overlap the layer's GEMMs (parallel.overlap.tp_comm).
-void add_tp_input_operator(std::vector<Op>& ops, Block block, double act);
-void add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
+Op& add_tp_input_operator(std::vector<Op>& ops, Block block, double act);
+Op& add_tp_output_operator(std::vector<Op>& ops, Block block, double act);
 
 // Context parallelism, one entry set per exchange (parallel.cp_comm; only the layout's applies), over
 // the K/V of the whole sequence (`kv` = s x 2 kv_dim bytes) and, for a2a, Q and the output (`qo` = s x 2

@@ -4,8 +4,11 @@
 // per GPU; NCCL tuning.cc hwLat 3.4 / 14 us).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "collectives.h"
 #include "estimate.h"
+#include "mesh.h"
 #include "op_graph.h"
 #include "tests/op_lookup.h"
 #include "tests/test_support.h"
@@ -96,6 +99,46 @@ TEST(MoeCapacity, TheBufferIsWhatTheExpertsRunAndTheAllToAllsMove) {
   const Estimate e1 = estimate(even), e2 = estimate(padded);
   EXPECT_DOUBLE_EQ(e2.flops.model_per_step.value, e1.flops.model_per_step.value);
   EXPECT_GT(e2.flops.hardware_per_step.value, e1.flops.hardware_per_step.value);
+}
+
+// Megatron-Core's all-to-all dispatcher with sequence parallelism (token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher: "A2A(EP) -> AG(TP)", "RS(TP) -> A2A(EP)") gathers over TP the tokens the
+// all-to-all brought, top_k x capacity_factor copies of each, and reduce-scatters the experts' outputs
+// alike. By hand for Mixtral 8x7B (top-2) at capacity 1.25: the MLP block's TP gather and reduce-scatter
+// carry 2.5 x the attention block's bytes; without sequence parallelism its operators stay the dense
+// all-reduces of the block's own tokens. Until 2026-12 the MoE block moved a dense block's bytes.
+TEST(MoeTensorParallel, TheGatherCarriesTheRoutedTokens) {
+  const Scenario s = test::scenario(
+      "model: mixtral-8x7b\ncluster: {preset: dgx-h100, nodes: 2}\n"
+      "training: {sequence_length: 4096, global_batch: 16, micro_batch: 1}\n"
+      "parallel: {tp: 2, pp: 1, ep: 8, recompute: full}\n",
+      {"model.moe.capacity_factor=1.25"});
+  const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
+  double attention = 0, mlp_sp = 0, mlp_no_sp = 0;
+  for (const Op& op : g.layer) {
+    if (op.kind != OpKind::collective || op.comm.group != CommGroup::tp) continue;
+    if (std::strcmp(op.name, "tp_input") != 0 && std::strcmp(op.name, "tp_output") != 0) continue;
+    if (op.block == Block::attention) attention += op.comm.bytes;
+    else if (op.comm.when == CommWhen::sequence_parallel) mlp_sp += op.comm.bytes;
+    else if (op.comm.when == CommWhen::no_sequence_parallel) mlp_no_sp += op.comm.bytes;
+  }
+  ASSERT_GT(attention, 0.0);
+  EXPECT_DOUBLE_EQ(mlp_sp, 2.5 * attention);
+  EXPECT_DOUBLE_EQ(mlp_no_sp, attention);
+}
+
+// Megatron-Core refuses MoE with tp > 1 and sequence parallelism off (moe_layer.py); `parallel=auto` offers
+// no such layout.
+TEST(MoeTensorParallel, MegatronNeedsSequenceParallelism) {
+  const std::string yaml =
+      "model: mixtral-8x7b\ncluster: {preset: dgx-h100, nodes: 2}\n"
+      "training: {sequence_length: 4096, global_batch: 16, micro_batch: 1}\n"
+      "parallel: {tp: 2, pp: 1, ep: 8, recompute: full, sequence_parallel: false}\n";
+  EXPECT_THROW((void)test::scenario(yaml), InputError);
+  EXPECT_NO_THROW((void)test::scenario(yaml, {"training.framework=deepspeed"}));
+  for (const LayoutChoice& c : auto_layouts(test::scenario(yaml, {"parallel.sequence_parallel=true"}))) {
+    EXPECT_TRUE(c.tp == 1 || c.sequence_parallel) << c.tp;
+  }
 }
 
 }  // namespace
