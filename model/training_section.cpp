@@ -129,8 +129,13 @@ void read_master_and_gradients(MapReader& r, TrainingSpec& t) {
   // gradient accumulation and all-reduce to be done in fp32", accumulate_allreduce_grads_in_fp32; the DDP
   // config's grad_reduce_in_fp32): its default here, FP8 training included (bf16 parameters).
   const bool megatron_bf16 = t.framework == Framework::megatron && same == Precision::bf16;
+  // FSDP2 as torchtitan runs it reduces a bf16 mixed-precision model's gradients in fp32 (torchtitan
+  // config/configs.py mixed_precision_reduce: "float32", its only value, passed as MixedPrecisionPolicy's
+  // reduce_dtype by models/llama3/parallelize.py; NeMo AutoModel's FSDP2Config alike). A model cast to bf16
+  // (master_weights: none) has no fp32 dtype to reduce in.
+  const bool fsdp_mixed_bf16 = t.framework == Framework::fsdp && same == Precision::bf16 && t.master_weights;
   t.grad_precision = r.choice(
-      "grad_precision", megatron_bf16 ? Precision::fp32 : same,
+      "grad_precision", megatron_bf16 || fsdp_mixed_bf16 ? Precision::fp32 : same,
       {{"same", same}, {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}});
 }
 

@@ -236,6 +236,11 @@ double kept_gradient_bytes(const Scenario& s) {
   return sharded_parameter_bytes(t);
 }
 
+double unsharded_gradient_bytes(const Scenario& s) {
+  if (s.memory.fsdp_version == FsdpVersion::fsdp2) return element_bytes(s.training.grad_precision);
+  return parameter_bytes(s.training);
+}
+
 bool accumulates_into_fp32_copy(const Scenario& s) {
   const FrameworkRules& fw = framework_rules(s.training.framework);
   return fw.casts_gradients_to_fp32_accumulator && s.parallel.zero < 2 && s.training.grad_precision == Precision::fp32 &&

@@ -237,6 +237,11 @@ inline bool accumulates_unsharded_gradients(const Scenario& s) {
   return s.training.framework == Framework::fsdp && s.training.gradient_sync == GradientSync::last_micro_batch &&
          s.micro_batches() > 1;
 }
+// Bytes per element of those whole gradients: FSDP1 accumulates in the gathered parameters' dtype (autograd
+// into the unsharded flat parameter's .grad); FSDP2 converts them to the reduce dtype and accumulates there
+// (_fully_shard/_fsdp_param.py, to_accumulated_grad_if_needed: unsharded_accumulated_grad =
+// grad.to(reduce_dtype), called from _fsdp_param_group.py post_backward when not reduce_grads).
+double unsharded_gradient_bytes(const Scenario& s);
 
 // Whether the gradients accumulate in a separate fp32 copy (FrameworkRules::casts_gradients_to_fp32_accumulator):
 // 16-bit parameters with fp32 gradients at a ZeRO stage whose accumulation is modelled.

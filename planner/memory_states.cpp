@@ -111,10 +111,10 @@ ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, 
   ModelStates st;
   st.weights = zero_sharded_bytes(sb, ps, sb.weights, zero >= 3);
   st.gradients = zero_sharded_bytes(sb, ps, sb.gradients, zero >= 2);
-  // FSDP under no_sync holds whole gradients in the gathered dtype until the last backward, which
+  // FSDP under no_sync holds whole gradients (unsharded_gradient_bytes) until the last backward, which
   // reduce-scatters and frees them unit by unit as the sharded ones appear: whichever is larger (one H100,
   // FSDP2 at world size 1, h100-framework-steps.json: the same peak as the synchronised loop).
-  if (accumulates_unsharded_gradients(s)) st.gradients = std::max(st.gradients, ps.total() * parameter_bytes(s.training));
+  if (accumulates_unsharded_gradients(s)) st.gradients = std::max(st.gradients, ps.total() * unsharded_gradient_bytes(s));
   st.master = zero_sharded_bytes(sb, ps, sb.master, zero >= 1);
   st.optimizer = s.training.optimizer == Optimizer::adafactor
                      ? (zero >= 1 ? ps.adafactor_state / sb.dense_shard : ps.adafactor_state)

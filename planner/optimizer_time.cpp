@@ -92,10 +92,10 @@ double gradient_accumulation_seconds(const Scenario& s, const OpGraph& g, const 
     return fp32_accumulator_seconds(s, hw, params, micro_batches, parameter_tensors(g, p, stage_index));
   }
   if (micro_batches <= 1) return 0.0;
-  // FSDP under no_sync adds into the whole gradients in the gathered dtype (accumulates_unsharded_gradients).
+  // FSDP under no_sync adds into the whole gradients (accumulates_unsharded_gradients, unsharded_gradient_bytes).
   const bool unsharded = accumulates_unsharded_gradients(s);
   const double kept = p.zero >= 2 && !unsharded ? params / p.shard_ranks() : params;
-  const double bytes = 3.0 * kept * (unsharded ? parameter_bytes(s.training) : kept_gradient_bytes(s));
+  const double bytes = 3.0 * kept * (unsharded ? unsharded_gradient_bytes(s) : kept_gradient_bytes(s));
   const double tensors = parameter_tensors(g, p, stage_index);
   return (micro_batches - 1.0) * kernel_class_calls_seconds(hw, s.cluster.gpu, KernelClass::residual_add, bytes, tensors).value;
 }

@@ -282,8 +282,9 @@ TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
     EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-12)) << row.scenario;
     // FSDP reduce-scatters after every micro-batch's backward: the last layer's reduce-scatter of micro-batch
     // k shares the data-parallel stream with micro-batch k + 1's first gathers, an order the simulator keeps
-    // and the planner's per-pass bound does not (AutoModel 70B, 4 micro-batches: +0.014 %).
-    EXPECT_LE(std::fabs(diff), s.training.framework == Framework::fsdp ? 3e-4 : 1e-4) << row.scenario;
+    // and the planner's per-pass bound does not (AutoModel 70B, 4 micro-batches: +0.014 % with bf16
+    // reduce-scatters, +0.13 % with the fp32 ones FSDP2 runs by default).
+    EXPECT_LE(std::fabs(diff), s.training.framework == Framework::fsdp ? 2e-3 : 1e-4) << row.scenario;
     for (const SimStage& st : r.stages) EXPECT_EQ(st.peak_in_flight, st.planner_in_flight) << row.scenario;
     ++runs;
   }

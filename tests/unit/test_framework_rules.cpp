@@ -48,9 +48,15 @@ TEST(FrameworkRules, MegatronDefaultsAreTheDistributedOptimizers) {
   // optimizer docs without the distributed optimizer. Before, the default kept them in bf16 (2 B).
   EXPECT_DOUBLE_EQ(per_param(e.memory.gradients, e), 4.0);
   EXPECT_EQ(test::scenario(kBase, {"training.precision=fp8"}).training.grad_precision, Precision::fp32);
-  // fp16 keeps fp16 gradients unless told (its flag is not forced); other frameworks keep the parameters' dtype.
+  // fp16 keeps fp16 gradients unless told (its flag is not forced). FSDP as torchtitan runs it reduces a bf16
+  // mixed-precision model's gradients in fp32 (config/configs.py mixed_precision_reduce: "float32"), a model
+  // cast to bf16 in bf16; the other frameworks keep the parameters' dtype.
   EXPECT_EQ(test::scenario(kBase, {"training.precision=fp16"}).training.grad_precision, Precision::fp16);
-  EXPECT_EQ(test::scenario(kBase, {"training.framework=fsdp"}).training.grad_precision, Precision::bf16);
+  EXPECT_EQ(test::scenario(kBase, {"training.framework=fsdp", "parallel.zero=3"}).training.grad_precision, Precision::fp32);
+  EXPECT_EQ(test::scenario(kBase, {"training.framework=fsdp", "parallel.zero=3", "training.master_weights=none"})
+                .training.grad_precision,
+            Precision::bf16);
+  EXPECT_EQ(test::scenario(kBase, {"training.framework=deepspeed"}).training.grad_precision, Precision::bf16);
   EXPECT_EQ(test::scenario(kBase, {"training.grad_precision=bf16"}).training.grad_precision, Precision::bf16);
 }
 

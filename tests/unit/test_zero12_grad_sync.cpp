@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "estimate.h"
 #include "framework_rules.h"
 #include "hardware_profile.h"
 #include "plan.h"
@@ -130,10 +131,15 @@ TEST(Zero12GradSync, DdpSynchronisedEveryMicroBatchCopiesItsBucketsEachTime) {
   EXPECT_GT(every.overlap_contention.value, 3 * last.overlap_contention.value);
 }
 
-TEST(Zero12GradSync, FsdpWithoutSyncHoldsWholeGradientsInTheGatheredDtype) {
-  const auto fsdp = [](const char* sync) {
-    return zero_scenario("fsdp", 3, {std::string("training.gradient_sync=") + sync, "training.grad_precision=fp32"});
+// FSDP1 accumulates the whole gradients in the gathered bf16 dtype; FSDP2 in the reduce dtype, here fp32
+// (_fsdp_param.py to_accumulated_grad_if_needed: grad.to(reduce_dtype)).
+TEST(Zero12GradSync, FsdpWithoutSyncHoldsWholeGradientsInItsAccumulationDtype) {
+  const auto fsdp = [](const char* sync, const char* version = "1") {
+    return zero_scenario("fsdp", 3, {std::string("training.gradient_sync=") + sync, "training.grad_precision=fp32",
+                                     std::string("memory.fsdp_version=") + version});
   };
+  EXPECT_NEAR(estimate(fsdp("last_micro_batch", "2")).memory.gradients.value,
+              estimate(fsdp("last_micro_batch")).memory.gradients.value * 2, 1e-3);
   const Plan every = make_plan(fsdp("every_micro_batch"), profile_for(fsdp("every_micro_batch")));
   const Plan last = make_plan(fsdp("last_micro_batch"), profile_for(fsdp("last_micro_batch")));
   const double params = every.estimate.memory.parameters;

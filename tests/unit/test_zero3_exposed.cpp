@@ -74,7 +74,7 @@ TEST(Zero3Exposed, FsdpExposesTheFirstLayerGatherAndTheLastLayerReduceScatter) {
       "norm: rmsnorm, position: rope, tied_embeddings: false, bias: false}\n"
       "cluster: {preset: dgx-h100, nodes: 12, inter_node: {bandwidth: 100 Gbit/s, nics_per_node: 8}}\n"
       "training: {framework: fsdp, precision: bf16, sequence_length: 4096, global_batch: 192, micro_batch: 2, "
-      "optimizer: adamw, flash_attention: true, compile: true}\n"
+      "optimizer: adamw, flash_attention: true, compile: true, grad_precision: bf16}\n"  // fms-fsdp's bfSixteen
       "parallel: {tp: 1, pp: 1, cp: 1, dp: 96, recompute: none, zero: 3}\n");
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const Estimate e = estimate(s, g);
