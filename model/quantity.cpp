@@ -63,11 +63,10 @@ constexpr std::array<Unit, 35> kUnits{{
     {"h", Dim::seconds, kHour, false},
     {"d", Dim::seconds, 86400.0, false},
     {"s", Dim::seconds, 1.0, false},
+    // The counts a scenario gives are of tokens (training.tokens, global_batch_tokens) or of parameters (the
+    // zero3_* settings): a word naming another thing (sequences, steps) would be read as that many tokens.
     {"tokens", Dim::count, 1.0, true},
     {"token", Dim::count, 1.0, true},
-    {"sequences", Dim::count, 1.0, true},
-    {"samples", Dim::count, 1.0, true},
-    {"steps", Dim::count, 1.0, true},
 }};
 
 std::string_view trim(std::string_view s) {

@@ -48,7 +48,13 @@ ModelSpec read_model_fields(MapReader& r, ModelSpec m) {
     m.moe.capacity_factor = moe.number("capacity_factor", m.moe.capacity_factor, 0.01, 1000.0);
     moe.finish();
   }
-  if (m.head_dim == 0 && m.heads > 0) m.head_dim = m.hidden / m.heads;
+  if (m.head_dim == 0 && m.heads > 0) {
+    if (m.hidden % m.heads != 0) {
+      r.fail(r.has("heads") ? "heads" : "hidden", "heads (" + std::to_string(m.heads) + ") must divide hidden (" +
+                                                      std::to_string(m.hidden) + ") unless head_dim is given");
+    }
+    m.head_dim = m.hidden / m.heads;
+  }
   if (m.position == Position::learned && m.max_positions == 0) {
     r.fail(r.has("position") ? "position" : "max_positions",
            "learned positions need model.max_positions (rows of the position table)");
@@ -180,11 +186,6 @@ void require_model_complete(const ModelSpec& m, const SourceLocation& where, con
   if (m.moe.enabled() && m.moe.expert_ffn_hidden <= 0) {  // an expert of no width: no parameters, NaN times
     throw InputError(where, path + ".moe.expert_ffn_hidden",
                      "required: the width of an expert's feed-forward layer (or the model's ffn_hidden, its default)");
-  }
-  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
-    throw InputError(where, path + ".heads",
-                     "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
-                         ") unless head_dim is given");
   }
 }
 

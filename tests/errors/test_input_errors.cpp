@@ -115,6 +115,17 @@ TEST(InputErrors, QkNormMustBeABoolean) {
   EXPECT_TRUE(fails_at(y.str(), "maybe", 0, "model.qk_norm", {"expected true or false"}));
 }
 
+// Without head_dim the heads must divide hidden (docs/scenario-reference.md `head_dim`); until 2026-12 the
+// head width was rounded down silently (1,000 / 3 -> 333).
+TEST(InputErrors, HeadsMustDivideHiddenUnlessHeadDimIsGiven) {
+  Yaml y;
+  y.parallel = "{tp: 1, pp: 2}";
+  y.model = "{layers: 2, hidden: 1000, heads: 3, ffn_hidden: 4000, vocab: 1000}";
+  EXPECT_TRUE(fails_at(y.str(), "heads: 3", 7, "model.heads", {"must divide hidden (1000)", "head_dim"}));
+  y.model = "{layers: 2, hidden: 1000, heads: 3, head_dim: 320, ffn_hidden: 4000, vocab: 1000}";
+  EXPECT_FALSE(errtest::load_error(y.str()).thrown) << errtest::load_error(y.str()).what;
+}
+
 TEST(InputErrors, OutOfRange) {
   Yaml y;
   y.parallel = "{tp: 2, pp: 2, zero: 4}";

@@ -62,6 +62,14 @@ TEST(ParseQuantity, CountsWithBarePrefixes) {
   EXPECT_EQ(parse_quantity("2 Ktokens", Dim::count), 2000.0);
 }
 
+// A count is of tokens or parameters: a word naming another thing is refused, not read as that many tokens
+// (until 2026-12 `tokens: 1000 steps` planned a run of 1,000 tokens).
+TEST(ParseQuantity, CountsOfOtherThingsAreRefused) {
+  for (const char* text : {"1000 steps", "5 sequences", "3 samples"}) {
+    EXPECT_THROW((void)parse_quantity(text, Dim::count), UnitError) << text;
+  }
+}
+
 TEST(ParseQuantity, Money) {
   EXPECT_EQ(parse_quantity("2.5 USD", Dim::usd), 2.5);
   expect_close(parse_quantity("2.50 USD/h", Dim::usd_per_hour), 2.5 / 3600.0);
