@@ -118,6 +118,14 @@ int run_report(const ReportOptions& o) {
   check_output_target(o.output, "the report");
   std::unique_ptr<SweepRun> sweep;
   if (!o.sweep.empty() || !o.grids.empty()) sweep = std::make_unique<SweepRun>(run_report_sweep(o));
+  if (sweep && o.scenario.empty() && sweep->report.result.top.empty()) {
+    // No best layout to draw, and the built-in scenario is not the one the sweep was about: as `sweep`, exit 2.
+    const SweepResult& r = sweep->report.result;
+    std::cerr << "error: no feasible point among " << r.total << " (" << r.out_of_memory << " out of memory, "
+              << r.indivisible << " indivisible, " << r.constrained << " rejected by constraints); nothing written: "
+              << "name a SCENARIO to report it beside the sweep\n";
+    return 2;
+  }
 
   Scenario s = main_scenario(o, sweep.get());
   if (!o.profile.empty()) s.profile = o.profile;

@@ -226,6 +226,17 @@ TEST(ReportErrors, BadScenarioGivesTheLocatedErrorAndWritesNoFile) {
   for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().extension(), ".yaml") << "left behind: " << e.path();
 }
 
+// A sweep with no feasible layout and no SCENARIO has no plan to draw: as `trainplan sweep`, exit 2, and no
+// page of the built-in scenario in its place (until 2026-12 the page silently drew Llama 3.1 70B).
+TEST(ReportErrors, AnInfeasibleSweepWithoutScenarioWritesNothing) {
+  const fs::path out = fs::path(::testing::TempDir()) / "trainplan-report-infeasible.html";
+  fs::remove(out);
+  const test::RunResult r = test::run_trainplan("report --grid parallel.tp=3,5 -o " + test::quoted(out.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no feasible point"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(ReportErrors, UnwritableOutputNamesThePath) {
   const test::RunResult r = test::run_trainplan("report -o /nonexistent-dir/r.html");
   EXPECT_NE(r.exit_code, 0);
