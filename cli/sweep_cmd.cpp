@@ -79,7 +79,8 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
 }
 
 // A CSV cell of a number (10 significant digits; a byte count whole): empty when the point has no such value
-// (an indivisible layout is not evaluated; a job that cannot make progress has no run time or cost) or it is
+// (an indivisible layout or one over max_gpus / max_nodes is not evaluated; a job that cannot make progress has
+// no run time or cost) or it is
 // not finite (the model never produces one; no "inf" in a CSV).
 std::string cell(double v, bool has_value = true, bool whole = false) {
   if (!has_value || !std::isfinite(v)) return "";
@@ -96,7 +97,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
            "memory_bytes,step_seconds,"
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
-      const bool evaluated = p.status != PointStatus::indivisible;
+      const bool evaluated = p.evaluated;
       const bool runs = evaluated && p.status != PointStatus::no_progress;
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)

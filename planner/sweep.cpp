@@ -188,8 +188,9 @@ class SweepRun {
     p.dp_shard = s.parallel.dp_shard;
   }
 
-  void keep(ThreadState& ts, SweepPoint& p, PointStatus status) const {
+  void keep(ThreadState& ts, SweepPoint& p, PointStatus status, bool evaluated = true) const {
     p.status = status;
+    p.evaluated = evaluated;
     if (options_.keep_all) ts.all.push_back(p);
   }
 
@@ -203,14 +204,14 @@ class SweepRun {
       ++ts.indivisible;
       const Problem& pr = problems.front();
       ++ts.reasons[pr.other_field.empty() ? pr.field : pr.field + " vs " + pr.other_field];
-      keep(ts, p, PointStatus::indivisible);
+      keep(ts, p, PointStatus::indivisible, false);
       return true;
     }
     const bool too_many_gpus = constraints_.max_gpus > 0 && s.gpus() > constraints_.max_gpus;
     if (too_many_gpus || (constraints_.max_nodes > 0 && s.cluster.nodes > constraints_.max_nodes)) {
       ++ts.constrained;
       ++ts.reasons[too_many_gpus ? "constraints.max_gpus" : "constraints.max_nodes"];
-      keep(ts, p, PointStatus::constrained);
+      keep(ts, p, PointStatus::constrained, false);
       return true;
     }
     return false;

@@ -36,6 +36,7 @@ const char* to_string(PointStatus s);
 struct SweepPoint {
   std::uint64_t index = 0;
   PointStatus status = PointStatus::feasible;
+  bool evaluated = true;  // false: rejected before any arithmetic (indivisible, over max_gpus / max_nodes)
   int block = 0;  // which base scenario (slow-axis combination)
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1, zero = 0, nodes = 1, gpus = 1;
   Schedule schedule = Schedule::one_f_one_b;

@@ -178,6 +178,21 @@ TEST(OutputSafety, ACsvLeavesWhatWasNotEvaluatedEmpty) {
     EXPECT_THAT(line, HasSubstr(",,,,,,,\"")) << line;  // memory ... energy: seven empty cells
   }
   EXPECT_EQ(indivisible, 1);  // tp 3 divides no head count of the default model
+  // A layout over a node limit is rejected before it is evaluated: empty cells too (they held zeros).
+  const std::string limited = (dir / "limited.csv").string();
+  const std::string sweep = (dir / "sweep.yaml").string();
+  std::ofstream(sweep) << "base: " << test::source_path("scenarios/examples/default.yaml")
+                       << "\ngrid: {cluster.nodes: [4, 8]}\nconstraints: {max_nodes: 4}\n";
+  const test::RunResult c = test::run_trainplan("sweep '" + sweep + "' --csv '" + limited + "' --csv-all");
+  std::ifstream rows(limited);
+  std::getline(rows, line);
+  int constrained = 0;
+  while (std::getline(rows, line)) {
+    if (line.find(",constraint,") == std::string::npos) continue;
+    ++constrained;
+    EXPECT_THAT(line, HasSubstr(",,,,,,,\"")) << line;
+  }
+  EXPECT_GT(constrained, 0) << c.output;
   fs::remove_all(dir);
 }
 
