@@ -169,6 +169,11 @@ TEST(InputErrors, BelowTheMinimumNamesItWithItsUnit) {
   Yaml y;
   y.cluster = "{preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm-80gb, tdp: 0.5 W}}";
   EXPECT_TRUE(fails_at(y.str(), "0.5 W", 0, "cluster.gpu.tdp", {"value '0.5 W' must be at least 1 W"}));
+  // A link: 0 B/s and 1 B/s name the same bound (0 said "at least 1 B/s", 1 B/s "at least 1000 B/s").
+  y.cluster = "{preset: dgx-h100, nodes: 1, intra_node: {bandwidth: 0 B/s}}";
+  EXPECT_TRUE(fails_at(y.str(), "0 B/s", 0, "cluster.intra_node.bandwidth", {"at least 1000 B/s"}));
+  y.cluster = "{preset: dgx-h100, nodes: 1, intra_node: {bandwidth: 1 B/s}}";
+  EXPECT_TRUE(fails_at(y.str(), "1 B/s", 0, "cluster.intra_node.bandwidth", {"at least 1000 B/s"}));
 }
 
 // A GPU's SM count (model/attention_grid.h) is a whole number of at least 1.
