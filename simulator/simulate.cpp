@@ -40,10 +40,20 @@ Seconds percentile(const std::vector<double>& sorted, double pct) {
 
 }  // namespace
 
-void check_task_count(const StepInputs& in, std::uint64_t max_tasks) {
+// A jittered run simulates each of its steps: at most kJitteredStepsOfWork x the task limit in all (about
+// 20 s at the engine's ~10 M tasks a second on the default limit).
+constexpr std::uint64_t kJitteredStepsOfWork = 100;
+
+void check_task_count(const StepInputs& in, std::uint64_t max_tasks, int runs) {
   if (max_tasks == 0) max_tasks = work_limits().sim_tasks;
   const std::uint64_t bound = task_bound(in);
-  if (bound <= max_tasks) return;
+  if (bound <= max_tasks) {
+    if (runs <= 1 || static_cast<double>(bound) * runs <= static_cast<double>(kJitteredStepsOfWork) * max_tasks) return;
+    throw InputError({"--steps", 0, 0}, "--steps",
+                     std::to_string(runs) + " jittered steps of up to " + limit_count_text(bound) + " tasks each are more than " +
+                         std::to_string(kJitteredStepsOfWork) + " x the task limit of " + limit_count_text(max_tasks) +
+                         " (fewer --steps, or raise the limit with --max-tasks)");
+  }
   throw InputError({"simulator", 0, 0}, "",
                    "one step of " + std::to_string(in.stages) + " stages x " + std::to_string(in.chunks) +
                        " chunks x " + std::to_string(in.micro_batches) + " micro-batches makes up to " +
@@ -65,14 +75,14 @@ Seconds lower_bound(const StepInputs& in) {
 }
 
 SimResult simulate(const StepInputs& in, const SimOptions& o) {
-  check_task_count(in, o.max_tasks);
+  const int steps = std::max(1, o.steps);
+  // Without jitter every step is the same schedule: simulated once, and its time is every step's.
+  const int runs = o.jitter > 0 ? steps : 1;
+  check_task_count(in, o.max_tasks, runs);
   const StepGraph g = build_step_graph(in);
   g.graph.validate();
   const CompiledGraph cg = compile(g.graph, o.link_sharing);
   Engine engine(cg);
-  const int steps = std::max(1, o.steps);
-  // Without jitter every step is the same schedule: simulated once, and its time is every step's.
-  const int runs = o.jitter > 0 ? steps : 1;
   SplitMix rng{o.seed};
   std::vector<double> durations = cg.duration;
   std::vector<double> times;

@@ -69,8 +69,9 @@ SimResult simulate(const StepInputs& in, const SimOptions& options);
 // + m × its per-micro-batch work + its optimizer. No schedule can beat it.
 Seconds lower_bound(const StepInputs& in);
 // An InputError when one step of `in` would make more tasks than `max_tasks` (0: work_limits().sim_tasks,
-// --max-tasks), before anything is allocated: every caller that builds a step graph checks it first.
-void check_task_count(const StepInputs& in, std::uint64_t max_tasks = 0);
+// --max-tasks), before anything is allocated: every caller that builds a step graph checks it first. With
+// `runs` jittered steps, also when they all make more than 100 x that many (--steps).
+void check_task_count(const StepInputs& in, std::uint64_t max_tasks = 0, int runs = 1);
 }  // namespace sim
 
 }  // namespace tp

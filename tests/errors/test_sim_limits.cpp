@@ -71,6 +71,27 @@ TEST(SimLimits, StepOverTheLimitIsAnErrorNamingTheFlag) {
   EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
 }
 
+// A jittered run simulates every step: --steps x the tasks is bounded too, at 100 x the limit (the 1,000,000
+// steps --steps allows took ~21 h on a legal 855 k-task step). By hand: 340 tasks x 101 steps = 34,340 > 100 x 340.
+TEST(SimLimits, JitteredStepsAreBoundedInAll) {
+  SimOptions o;
+  o.max_tasks = 340;
+  o.jitter = 0.05;
+  o.steps = 101;
+  try {
+    (void)sim::simulate(inputs(4, 8), o);
+    FAIL() << "expected the jittered-steps limit";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--steps");
+    EXPECT_THAT(e.what(), HasSubstr("101 jittered steps of up to 340 tasks"));
+  }
+  o.steps = 100;  // 34,000 tasks
+  EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
+  o.jitter = 0;  // one schedule simulated once, whatever --steps says
+  o.steps = 1000000;
+  EXPECT_NO_THROW((void)sim::simulate(inputs(4, 8), o));
+}
+
 // 2^31 micro-batches per replica wrapped the simulator's int count negative: an internal error (exit 70) where
 // 2^30 gave the task limit's message (exit 1). gpt2-124m on 2 GPUs at pp 2: global batch 2^35 = 2^31 x 16.
 TEST(SimLimits, MicroBatchesPastTheSimulatorsCountAreAnInputError) {
