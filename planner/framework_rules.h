@@ -180,6 +180,11 @@ struct FrameworkRules {
   // fms-fsdp's bfSixteen) still keeps 4 B per gradient element. false: training.grad_precision (Megatron's
   // gradient buffer, DeepSpeed's 16-bit gradient partitions).
   bool sharded_gradient_in_parameter_dtype = false;
+  // With the optimizer offloaded, the reduced gradient partitions (ZeRO >= 2) go straight to the host: the
+  // GPU keeps none. DeepSpeed: stage_1_and_2.py copy_grads_in_partition returns before allocating
+  // grads_in_partition under cpu_offload; stage3.py puts grad_partitions_flat_buffer on self.device, the CPU
+  // when the optimizer is offloaded.
+  bool gradient_partitions_on_host = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);

@@ -28,6 +28,11 @@ double reduce_bucket_bytes(const Scenario& s, const FrameworkRules& fw) {
     const double buckets = grad_reduce_overlapped(fw, p) ? 2.0 : 1.0;
     return buckets * zero3_settings_of(fw, s.memory).reduce_bucket * parameter_bytes(s.training);
   }
+  // DeepSpeed's ZeRO-3 allocates its reduce bucket once, at initialisation, and keeps it: reduce_bucket_size
+  // elements per gradient dtype (stage3.py, `bucket.buffer = torch.empty(self.reduce_bucket_size, ...)`
+  // with contiguous_gradients, on by default).
+  const double zero3_bucket = zero3_settings_of(fw, s.memory).reduce_bucket;
+  if (p.zero >= 3 && zero3_bucket > 0) return zero3_bucket * parameter_bytes(s.training);
   return p.zero >= 2 ? 2.0 * s.memory.comm_bucket.value : 0.0;
 }
 
@@ -52,6 +57,7 @@ double offload_to_host(const ParallelSpec& p, const StageMemoryInputs& in, const
     host += states.master + states.optimizer + zero_sharded_bytes(in.state_bytes, ps, 4.0, p.zero >= 2);
     states.master = 0;
     states.optimizer = 0;
+    if (in.framework->gradient_partitions_on_host && p.zero >= 2) states.gradients = 0;
   }
   if (p.offload_params == OffloadTarget::cpu) {
     host += states.weights;

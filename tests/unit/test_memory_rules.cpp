@@ -127,10 +127,26 @@ TEST(MemoryRules, DeepSpeedZero3GathersTheLargestSubmodulePlusPrefetch) {
   // 76800, the proj and fc2 biases 25600 each: 230,400 per layer. fp16 (2 B).
   const double persistent = 2 * 51200.0 + 76800.0 + 2 * 25600.0;
   const double gathered = 2.0 * (25600.0 * 102400.0 + 102400.0 + 5e7 + 4 * persistent);
-  // Buffers with full recompute = one layer's full activations + ZeRO-2/3 buckets (2 x 25 MB) + gathers.
+  // Buffers with full recompute = one layer's full activations + DeepSpeed's ZeRO-3 reduce bucket, allocated
+  // once (stage3.py: torch.empty(reduce_bucket_size), 5e8 fp16 elements; until 2026-12 the generic 2 x 25 MB)
+  // + gathers.
   const OpGraph g = build_op_graph(s.model, s.training, s.parallel.tp);
   const double one_layer = 8.0 * layer_saved(g);  // micro-batch 8, tp 1
-  EXPECT_NEAR(e.memory.buffers.value, one_layer + 2 * 25e6 + gathered, 1.0);
+  EXPECT_NEAR(e.memory.buffers.value, one_layer + 5e8 * 2 + gathered, 1.0);
+}
+
+// DeepSpeed with the optimizer offloaded sends the reduced gradient partitions to the host (stage_1_and_2.py
+// copy_grads_in_partition returns first under cpu_offload; stage3.py grad_partitions_flat_buffer on the CPU):
+// from ZeRO-2 on the GPU keeps none (until 2026-12 it kept them beside the host's fp32 copy). Megatron keeps
+// its gradient buffer.
+TEST(MemoryRules, DeepSpeedOffloadKeepsNoGradientPartitionOnTheGpu) {
+  const std::string base = std::string(kDeepSpeed1T) + "parallel: {dp: 1024, recompute: full, offload: {optimizer: cpu}, zero: ";
+  for (const char* zero : {"2", "3"}) {
+    const Estimate e = estimate(test::scenario(base + zero + "}\n"));
+    EXPECT_EQ(e.memory.gradients.value, 0.0) << zero;
+    EXPECT_GT(e.memory.host.value, 0.0) << zero;
+  }
+  EXPECT_GT(estimate(test::scenario(base + "2}\n", {"training.framework=megatron"})).memory.gradients.value, 0.0);
 }
 
 TEST(MemoryRules, ActivationOffloadMovesCheckpointedInputsToTheHost) {
