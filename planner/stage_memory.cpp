@@ -114,18 +114,23 @@ DdpBuckets ddp_buckets(const Scenario& s, double gradients) {
   return {gradients, false};
 }
 
-// DeepSpeed's own gradient all-reduce at the step's end (FrameworkRules::engine_all_reduce_bucket; engine.py
-// allreduce_bucket): BF16_Optimizer casts each fp32 flat gradient group to the communication dtype (bf16) for
-// the all-reduce and frees the copy after it, 2 B per parameter of the largest group (one group holds all but
-// the norms and biases: counted as all of the stage's); at ZeRO 0 otherwise each bucket is flattened into a
-// new tensor in the gradients' dtype (a bucket closes once it passes the size: its last tensor's excess is
-// left out).
-double engine_all_reduce_buffer(const Scenario& s, const FrameworkRules& fw, double parameters) {
+// What DeepSpeed allocates at the step's end, after the backward, beside the model states: its own gradient
+// all-reduce (FrameworkRules::engine_all_reduce_bucket; engine.py allreduce_bucket): BF16_Optimizer casts each
+// fp32 flat gradient group to the communication dtype (bf16) for the all-reduce and frees the copy after it,
+// 2 B per parameter of the largest group (one group holds all but the norms and biases: counted as all of the
+// stage's); at ZeRO 0 otherwise each bucket is flattened into a new tensor in the gradients' dtype (a bucket
+// closes once it passes the size: its last tensor's excess is left out). Then, at ZeRO 0 with an fp32 master,
+// the optimizer's step (FP16_Optimizer, which DeepSpeed's bf16 stage 0 runs too since 0.17.6: DDP_BFLOAT16)
+// flattens fp32 copies of the 16-bit gradients while they still exist: a list of per-parameter .to(fp32)
+// copies and their concatenation, 8 B per parameter (fp16/fused_optimizer.py step, _flatten_dense_tensors).
+double step_end_buffer(const Scenario& s, const FrameworkRules& fw, double parameters) {
   switch (engine_all_reduce_of(s)) {
     case EngineAllReduce::none: return 0.0;
     case EngineAllReduce::bf16_optimizer_buffers: return 2.0 * parameters;
-    case EngineAllReduce::flattened_buckets:
-      return std::min(parameters, fw.engine_all_reduce_bucket) * kept_gradient_bytes(s);
+    case EngineAllReduce::flattened_buckets: {
+      const double bucket = std::min(parameters, fw.engine_all_reduce_bucket) * kept_gradient_bytes(s);
+      return std::max(bucket, master_bytes(s.training) > 0 ? 8.0 * parameters : 0.0);
+    }
   }
   return 0.0;
 }
@@ -178,11 +183,11 @@ MemoryBreakdown stage_memory(const Scenario& s, const StageMemoryInputs& in, int
     peak_without_persistent_gradients(s, in, last, copies, acts, buffers, states.gradients);
   } else {
     buffers += copies;
-    // At the step's end the backward's activations and buffers are gone and the all-reduce's buffer comes.
-    const double all_reduce_buffer = engine_all_reduce_buffer(s, fw, b.parameters);
-    if (all_reduce_buffer > acts + buffers) {
+    // At the step's end the backward's activations and buffers are gone and the step end's buffers come.
+    const double step_end = step_end_buffer(s, fw, b.parameters);
+    if (step_end > acts + buffers) {
       acts = 0;
-      buffers = all_reduce_buffer;
+      buffers = step_end;
     }
   }
   // Allocator slack (docs/model.md §9): the caching allocator fragments only what is allocated and

@@ -312,9 +312,15 @@ TEST(MemoryRules, DeepSpeedsOwnAllReduceNeedsABufferAtTheStepEnd) {
   EXPECT_DOUBLE_EQ(bf16_optimizer.buffers.value, 2.0 * p);
   EXPECT_DOUBLE_EQ(bf16_optimizer.activations.value, 0.0);
   EXPECT_DOUBLE_EQ(memory("precision: bf16, grad_precision: fp32", 0).buffers.value, 2.0 * p);
+  // fp16 at ZeRO 0: after the all-reduce's 5e8-element bucket (2 B each) the optimizer step (FP16_Optimizer,
+  // fp16/fused_optimizer.py) flattens fp32 copies of the whole fp16 gradients beside them, the per-parameter
+  // .to(fp32) copies and their concatenation: 8 B per parameter, the larger (until 2026-12 the bucket alone).
   const MemoryBreakdown fp16_zero0 = memory("precision: fp16", 0);
-  EXPECT_DOUBLE_EQ(fp16_zero0.buffers.value, 5e8 * 2.0);
+  EXPECT_DOUBLE_EQ(fp16_zero0.buffers.value, 8.0 * p);
+  EXPECT_GT(8.0 * p, 5e8 * 2.0);
   EXPECT_DOUBLE_EQ(fp16_zero0.activations.value, 0.0);
+  // A model without an fp32 master has no such copies: the bucket.
+  EXPECT_DOUBLE_EQ(memory("precision: fp16, master_weights: none", 0).buffers.value, 5e8 * 2.0);
   EXPECT_GT(memory("precision: bf16", 1).activations.value, 0.0);
 }
 
