@@ -65,7 +65,8 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
             {"schedule", to_string(p.schedule)}, {"zero", p.zero}, {"dp_shard", sharding_group(p.dp_shard, p.dp)},
             {"recompute", to_string(p.recompute)},  // as the scenario spells it: --set parallel.recompute=...
             {"recompute_every", p.recompute_every},  // k of every / one_in, else 0 (as evaluate's)
-            {"micro_batch", p.micro_batch}}},
+            {"micro_batch", p.micro_batch},
+            {"sequence_parallel", p.sequence_parallel}}},
           {"other", extra_label(p, bases, axes)},
           {"gpus", p.gpus},
           {"nodes", p.nodes},

@@ -117,7 +117,9 @@ std::string layout_label(const SweepPoint& p) {
   char buf[160];
   // Hybrid sharding: "z3/8", ZeRO-3 within groups of 8 data-parallel ranks.
   const std::string shard = sharding_group(p.dp_shard, p.dp) < p.dp ? "/" + std::to_string(p.dp_shard) : "";
-  std::snprintf(buf, sizeof buf, "tp%d pp%d dp%d cp%d ep%d v%d %s z%d%s %s mb%lld", p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
+  // Tensor parallelism without sequence parallelism (the scenario default is on): "tp4-nosp".
+  const char* no_sp = p.tp > 1 && !p.sequence_parallel ? "-nosp" : "";
+  std::snprintf(buf, sizeof buf, "tp%d%s pp%d dp%d cp%d ep%d v%d %s z%d%s %s mb%lld", p.tp, no_sp, p.pp, p.dp, p.cp, p.ep, p.vpp,
                 to_string(p.schedule), p.zero, shard.c_str(), recompute_label(p).c_str(),
                 static_cast<long long>(p.micro_batch));
   return buf;

@@ -330,6 +330,19 @@ TEST(SweepCli, JsonPointsSayWhatTheyAreAndFeedBackIntoEvaluate) {
   }
 }
 
+// Sequence parallelism is a layout choice the sweep varies: the table marks tp without it ("tp8-nosp") and the
+// JSON says it, so two rows differing only there are told apart (they printed the same layout).
+TEST(SweepCli, SequenceParallelismIsShown) {
+  const test::RunResult table = test::run_trainplan("sweep --grid parallel.sequence_parallel=true,false");
+  EXPECT_NE(table.output.find("tp8-nosp pp4"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("tp8 pp4"), std::string::npos) << table.output;
+  const test::RunResult json = test::run_trainplan("sweep --grid parallel.sequence_parallel=true,false --format json");
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  ASSERT_FALSE(j["top"].empty());
+  EXPECT_EQ(j["top"][0]["layout"]["sequence_parallel"], true);  // without it the default scenario does not fit
+  EXPECT_EQ(j["nearest_misses"][0]["layout"]["sequence_parallel"], false);
+}
+
 TEST(SweepCli, SweepFileWorks) {
   test::RunResult r = test::run_trainplan("sweep " + test::source_path("scenarios/examples/sweep-llama3.1-70b.yaml") + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
