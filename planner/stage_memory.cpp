@@ -36,12 +36,27 @@ double reduce_bucket_bytes(const Scenario& s, const FrameworkRules& fw) {
   return p.zero >= 2 ? 2.0 * s.memory.comm_bucket.value : 0.0;
 }
 
+// The whole sequence's K and V of one layer that the all-gather exchanges of context parallelism hold while its
+// attention runs (split by tp, for the micro-batch's sequences): TE's all_gather also gathers them again in the
+// backward and builds whole-sequence dK and dV before its reduce-scatter (AttnFuncWithCPAndKVAllGather.backward):
+// twice; PyTorch's rotation (ring_all_gather) gathers them again and passes dK/dV of its own chunk: once.
+double cp_gathered_kv(const Scenario& s) {
+  const ParallelSpec& p = s.parallel;
+  if (p.cp <= 1) return 0.0;
+  const CpComm exchange = cp_comm_of(p, s.training.framework);
+  if (exchange != CpComm::all_gather && exchange != CpComm::ring_all_gather) return 0.0;
+  const double kv_width = static_cast<double>(attention_kv_heads(s.model, repeat_kv_of(s.training))) * s.model.head_dim;
+  const double kv = 2.0 * static_cast<double>(s.training.sequence_length) * kv_width / p.tp *
+                    static_cast<double>(s.training.micro_batch) * stored_bytes(s.training.precision);
+  return exchange == CpComm::all_gather ? 2.0 * kv : kv;
+}
+
 // Buffers: recompute working set, pipeline send/receive, ZeRO buckets and gathered parameters: the
 // gathered modules and, for each of the stage's `layers`, the persistent tensors held whole (their
-// shards are in the weights).
+// shards are in the weights); context parallelism's gathered K/V.
 double stage_buffers(const Scenario& s, const StageMemoryInputs& in, int layers, double recompute_working_set) {
   const ParallelSpec& p = s.parallel;
-  double buffers = recompute_working_set;
+  double buffers = recompute_working_set + cp_gathered_kv(s);
   if (p.pp > 1) buffers += 2.0 * in.activations.boundary;
   buffers += reduce_bucket_bytes(s, *in.framework);
   if (p.zero >= 3) buffers += (in.gathered_params + layers * in.persistent_params) * parameter_bytes(s.training);

@@ -203,6 +203,20 @@ TEST(CpComm, UlyssesKernelsAttendTheWholeSequenceWithTheirHeads) {
   EXPECT_LT(a2a.backward, p2p.backward);
 }
 
+// The all-gather exchanges hold one layer's whole-sequence K and V while its attention runs (memory buffers).
+// By hand for kCp8 (8 K/V heads of 128, s = 8,192, tp 1, one sequence, bf16): K and V 2 x 8,192 x 1,024 x 2 B =
+// 33,554,432 B; TE's all_gather also builds whole dK and dV in its backward: twice that; PyTorch's rotation
+// once; the p2p ring passes chunks only. Until 2026-12 none was counted.
+TEST(CpComm, AllGatherExchangesHoldTheWholeSequencesKv) {
+  const auto buffers = [](const char* exchange) {
+    return estimate(test::scenario(kCp8, {std::string("parallel.cp_comm=") + exchange})).memory.buffers.value;
+  };
+  const double kv = 2.0 * 8192 * 1024 * 2;
+  EXPECT_NEAR(buffers("all_gather") - buffers("p2p"), 2 * kv, 1.0);
+  EXPECT_NEAR(buffers("ring_all_gather") - buffers("p2p"), kv, 1.0);
+  EXPECT_NEAR(buffers("a2a") - buffers("p2p"), 0.0, 1.0);
+}
+
 TEST(CpComm, SelectiveRecomputeGathersAgain) {
   // Megatron's selective recompute reruns the core attention, which holds the exchange: one more exposed
   // all-gather per layer and micro-batch.
