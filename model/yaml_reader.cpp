@@ -34,12 +34,16 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// A decimal integer; an underscore may group digits (YAML 1.1's 1_000_000), between two of them only.
 bool parse_int(const std::string& s, std::int64_t& out) {
   if (s.empty()) return false;
   std::string digits;
-  for (char c : s) {
-    if (c != '_') digits += c;
+  const auto digit_at = [&](size_t i) { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0; };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '_') digits += s[i];
+    else if (i == 0 || !digit_at(i - 1) || !digit_at(i + 1)) return false;
   }
+  if (digits.empty() || std::isspace(static_cast<unsigned char>(digits.front())) != 0) return false;
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(digits.c_str(), &end, 10);

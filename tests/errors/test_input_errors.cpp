@@ -95,6 +95,14 @@ TEST(InputErrors, WrongTypeExpectedInteger) {
   Yaml y;
   y.parallel = "{tp: eight, pp: 2}";
   EXPECT_TRUE(fails_at(y.str(), "eight", 0, "parallel.tp", {"expected an integer", "'eight'"}));
+  // An underscore groups digits (1_024) between two of them only: "8_", "_8" and "_" were read as 8, 8 and 0.
+  for (const char* bad : {"8_", "_8", "_", "8__1"}) {
+    y.parallel = std::string("{tp: ") + bad + ", pp: 2}";
+    EXPECT_TRUE(fails_at(y.str(), std::string("tp: ") + bad, 4, "parallel.tp", {"expected an integer"})) << bad;
+  }
+  y.parallel = "{tp: 2, pp: 2}";
+  y.training = "{sequence_length: 4_096, global_batch: 64, micro_batch: 1}";
+  EXPECT_EQ(test::scenario(y.str()).training.sequence_length, 4096);
 }
 
 TEST(InputErrors, WrongTypeMappingExpected) {
