@@ -20,8 +20,11 @@ namespace {
 // The runs of an index file, or an InputError naming the file.
 YAML::Node index_runs(const std::string& index_path) {
   YAML::Node index = load_yaml_file(index_path);
+  if (!index.IsMap()) throw InputError(location_of(index, index_path), "(document)", "expected a mapping with runs:");
   if (!index["runs"] || !index["runs"].IsSequence()) {
-    throw InputError({index_path, 0, 0}, "runs", "expected a list of runs");
+    // At the value when there is one, else at the document.
+    const YAML::Node where = index["runs"] ? index["runs"] : index;
+    throw InputError(location_of(where, index_path), "runs", "expected a list of runs");
   }
   return index["runs"];
 }

@@ -235,7 +235,7 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
   if (r.has("objective")) {
     spec.objective = parse_objective(r.string("objective", "time"), r.where("objective"), "objective");
   }
-  spec.top = static_cast<int>(r.integer("top", spec.top, 1, 100000));
+  spec.top = static_cast<int>(r.integer("top", spec.top, 1, 1000000));  // as --top
   if (r.has("constraints")) {
     MapReader c(r.node("constraints"), "constraints", path);
     spec.constraints.max_gpus = static_cast<int>(c.integer("max_gpus", 0, 1, 100000000));

@@ -58,7 +58,8 @@ TEST(ValidateErrors, MissingOrTextMeasurementsAreLocated) {
   const std::string no_list = validation_dir("validate-nolist", "runs: run.yaml\n");
   r = test::run_trainplan("validate --dir " + quoted(no_list));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("runs: expected a list of runs"));
+  // At the value's line and column (it named the file alone).
+  EXPECT_THAT(r.output, HasSubstr(in_index("runs: run.yaml\n", "run.yaml") + ": runs: expected a list of runs"));
 }
 
 // Finite values that passed as "a finite number > 0" gave an error of inf % (exit 0) or, with --format json,
