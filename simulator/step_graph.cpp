@@ -36,6 +36,7 @@ struct StageOrdered {
   std::vector<int> last_micro_batch;  // per chunk, the micro-batch whose backward runs last
   std::vector<GradientSource> grad_final;  // per chunk, the last gradient-producing task
   int last_backward = -1;
+  int last_backward_end = -1;  // last_backward, or the exposed TP/CP/EP collective after it
   std::vector<int> compute_order;     // the stream's order before the optimizer
 };
 
@@ -188,6 +189,7 @@ class Builder {
           r.last_micro_batch[chunk] = slot.micro_batch;
           if (!split_) {
             r.last_backward = x.b_last >= 0 ? x.b_last : x.b;
+            r.last_backward_end = x.out_backward();
             r.grad_final[chunk] = grad_source(s, slot.chunk, slot.micro_batch);
           }
           break;
@@ -195,6 +197,7 @@ class Builder {
           if (per_layer_) append(pieces_[i].weight);
           else g().append_to_stream(stream, x.w);
           r.last_backward = per_layer_ ? pieces_[i].weight.back().task : x.w;
+          r.last_backward_end = r.last_backward;
           r.grad_final[chunk] = grad_source(s, slot.chunk, slot.micro_batch);
           break;
       }
@@ -213,8 +216,10 @@ class Builder {
     if (in_.overlap_grad_reduce) {
       return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, o.grad_final, true);
     }
-    // Not overlapped: the whole reduce after the stage's last backward.
-    return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, {{o.last_backward, -1}}, false);
+    // Not overlapped: the whole reduce after the stage's last backward, its exposed collectives included (the
+    // training loop reduces once the backward has returned: DeepSpeed on the compute stream, Megatron's
+    // finish_grad_sync).
+    return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, {{o.last_backward_end, -1}}, false);
   }
 
   // The gradient-producing compute of (stage s, chunk c, micro-batch j): the weight-gradient or backward
