@@ -16,18 +16,22 @@ namespace {
 // One note per family with no measurement: its profile values are the generation's defaults. (A family
 // measured but not fitted says why in its own note.)
 void note_unmeasured_families(const Measurements& m, const GpuSpec& gpu, FitResult& r) {
-  bool attention = false, memory = false, collectives = false, power = false;
+  bool fused = false, unfused = false, memory = false, kernels = false, collectives = false, power = false;
   std::array<bool, kPrecisionCount> gemm{};
   for (const auto& it : m.items) {
-    attention = attention || is_attention(it.op);
-    memory = memory || is_memory(it.op);
+    fused = fused || (is_attention(it.op) && it.impl == AttentionImpl::fused);
+    unfused = unfused || (is_attention(it.op) && it.impl == AttentionImpl::unfused);
+    memory = memory || (is_memory(it.op) && it.op != MeasuredOp::memory_kernel);
+    kernels = kernels || it.op == MeasuredOp::memory_kernel;
     collectives = collectives || (is_collective(it.op) && it.ranks > 1);
     power = power || it.op == MeasuredOp::power;
     if (it.op == MeasuredOp::gemm) gemm[static_cast<size_t>(it.dtype)] = true;
   }
   const char* kept = ": not measured; the generation's defaults kept";
-  if (!attention) r.report.notes.push_back(std::string("attention") + kept);
+  if (!fused) r.report.notes.push_back(std::string("attention fused") + kept);
+  if (!unfused) r.report.notes.push_back(std::string("attention unfused") + kept);
   if (!memory) r.report.notes.push_back(std::string("memory") + kept);
+  if (!kernels) r.report.notes.push_back(std::string("kernel classes (memory_kernel)") + kept);
   if (!collectives) r.report.notes.push_back(std::string("collectives (multi-rank)") + kept);
   if (!power) r.report.notes.push_back(std::string("power") + kept);
   for (int i = 0; i < kPrecisionCount; ++i) {
