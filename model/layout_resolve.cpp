@@ -36,6 +36,9 @@ std::vector<int> auto_layers_per_stage(int layers, int stages) {
 std::vector<Problem> resolve_layout(Scenario& s) {
   Collector c{true, {}};
   ParallelSpec& p = s.parallel;
+  // The defaults of the layout as it now is (a sweep point or a suggested fix may have changed pp or tp).
+  if (!p.zero_given) p.zero = default_zero(s.training.framework, p.pp);
+  if (!p.sequence_parallel_given) p.sequence_parallel = p.tp > 1;
   const long long gpus = s.gpus();
   const long long tpc = static_cast<long long>(p.tp) * p.pp * p.cp;
   if (p.dp_auto) {

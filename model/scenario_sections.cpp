@@ -80,8 +80,10 @@ ParallelSpec read_parallel(MapReader& r, Framework framework) {
                           {"a2a+p2p", CpComm::a2a_p2p}});
   }
   if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, kMaxDegree));
+  p.zero_given = r.has("zero");
   p.zero = static_cast<int>(r.integer("zero", default_zero(framework, p.pp), 0, 3));
   if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, kMaxDataParallel));
+  p.sequence_parallel_given = r.has("sequence_parallel");
   p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
   p.recompute = read_recompute(r);
   if (r.has("offload")) {

@@ -233,6 +233,11 @@ struct ParallelSpec {
   // the dp / dp_shard groups hold replicas. 0: all of dp (full sharding).
   int dp_shard = 0;
   bool sequence_parallel = false;
+  // Whether the scenario (or a sweep axis, an auto layout) gave zero and sequence_parallel; unsaid, they are
+  // the layout's defaults, which resolve_layout sets for the layout's framework, pp and tp (default_zero; on
+  // when tp > 1), so that a sweep point that changes pp or tp gets its own.
+  bool zero_given = false;
+  bool sequence_parallel_given = false;
   Recompute recompute;
   OffloadTarget offload_optimizer = OffloadTarget::none;
   OffloadTarget offload_params = OffloadTarget::none;

@@ -21,7 +21,10 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
     candidates.push_back({"parallel.dp_shard: " + std::to_string(wider), [wider](Scenario& c) { c.parallel.dp_shard = wider; }});
   }
   for (int z = p.zero + 1; z <= 3; ++z) {
-    candidates.push_back({"parallel.zero: " + std::to_string(z), [z](Scenario& c) { c.parallel.zero = z; }});
+    candidates.push_back({"parallel.zero: " + std::to_string(z), [z](Scenario& c) {
+                            c.parallel.zero = z;
+                            c.parallel.zero_given = true;
+                          }});
   }
   if (p.recompute.mode == RecomputeMode::none && !s.training.flash_attention) {
     candidates.push_back({"parallel.recompute: selective",
@@ -31,25 +34,35 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
     candidates.push_back({"parallel.recompute: full", [](Scenario& c) { c.parallel.recompute = {RecomputeMode::full, 0}; }});
   }
   if (p.tp > 1 && !p.sequence_parallel) {
-    candidates.push_back({"parallel.sequence_parallel: true", [](Scenario& c) { c.parallel.sequence_parallel = true; }});
+    candidates.push_back({"parallel.sequence_parallel: true", [](Scenario& c) {
+                            c.parallel.sequence_parallel = true;
+                            c.parallel.sequence_parallel_given = true;
+                          }});
   }
   if (s.training.micro_batch > 1) {
     candidates.push_back({"training.micro_batch: " + std::to_string(s.training.micro_batch / 2),
                           [](Scenario& c) { c.training.micro_batch /= 2; }});
   }
+  // More tensor parallelism runs with sequence parallelism: the default (resolve_layout) unless the scenario
+  // turned it off, which the fix then says. More pipeline stages take ZeRO-2 where the scenario gave ZeRO-3
+  // (no framework pipelines ZeRO-3), which the fix says; an unsaid stage takes the framework's default.
+  const bool sp_off_given = p.sequence_parallel_given && !p.sequence_parallel;
+  const bool zero3_given = p.zero_given && p.zero == 3;
   for (int k = 2; k <= 8; k *= 2) {
-    candidates.push_back({"parallel.tp: " + std::to_string(p.tp * k), [k](Scenario& c) {
+    candidates.push_back({"parallel.tp: " + std::to_string(p.tp * k) + (sp_off_given ? ", parallel.sequence_parallel: true" : ""),
+                          [k, sp_off_given](Scenario& c) {
                             c.parallel.tp *= k;
-                            c.parallel.sequence_parallel = true;
+                            if (sp_off_given) c.parallel.sequence_parallel = true;
                             c.parallel.dp_auto = true;
                           }});
   }
   for (int k = 2; k <= 8; k *= 2) {
-    candidates.push_back({"parallel.pp: " + std::to_string(p.pp * k), [k](Scenario& c) {
+    candidates.push_back({"parallel.pp: " + std::to_string(p.pp * k) + (zero3_given ? ", parallel.zero: 2" : ""),
+                          [k, zero3_given](Scenario& c) {
                             c.parallel.pp *= k;
                             c.parallel.dp_auto = true;
                             c.parallel.layers_auto = true;
-                            if (c.parallel.zero == 3) c.parallel.zero = 2;
+                            if (zero3_given) c.parallel.zero = 2;
                           }});
   }
   if (s.training.sequence_length % (4LL * p.cp) == 0) {

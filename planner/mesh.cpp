@@ -109,8 +109,10 @@ void apply_layout(Scenario& s, const LayoutChoice& c) {
   p.vpp = c.vpp;
   p.schedule = c.schedule;
   p.zero = c.zero;
+  p.zero_given = true;
   p.recompute = {c.recompute, 0};
   p.sequence_parallel = c.sequence_parallel;
+  p.sequence_parallel_given = true;
   p.dp_shard = c.dp_shard;
   p.dp_auto = true;
   p.layers_auto = true;

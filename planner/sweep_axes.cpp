@@ -80,7 +80,12 @@ const IntKey kIntKeys[] = {
        s.parallel.layers_auto = true;
      }},
     {"parallel.dp_shard", 1, kMaxDataParallel, [](Scenario& s, std::int64_t x) { s.parallel.dp_shard = static_cast<int>(x); }},
-    {"parallel.zero", 0, 3, [](Scenario& s, std::int64_t x) { s.parallel.zero = static_cast<int>(x); }, "a ZeRO stage"},
+    {"parallel.zero", 0, 3,
+     [](Scenario& s, std::int64_t x) {
+       s.parallel.zero = static_cast<int>(x);
+       s.parallel.zero_given = true;
+     },
+     "a ZeRO stage"},
     {"training.micro_batch", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.micro_batch = x; }},
     {"training.global_batch", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.global_batch = x; }},
     {"training.sequence_length", 1, kBig, [](Scenario& s, std::int64_t x) { s.training.sequence_length = x; }},
@@ -125,7 +130,10 @@ Setter make_setter(const Axis& a, const std::string& v) {
   }
   if (k == "parallel.sequence_parallel") {
     const bool b = parse_bool(a, v);
-    return [b](Scenario& s) { s.parallel.sequence_parallel = b; };
+    return [b](Scenario& s) {
+      s.parallel.sequence_parallel = b;
+      s.parallel.sequence_parallel_given = true;
+    };
   }
   if (k == "parallel.recompute") return recompute_setter(a, v);
   if (k == "training.flash_attention") {

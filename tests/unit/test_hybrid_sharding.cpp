@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,35 @@ TEST(HybridSharding, FixesWidenTheShardingGroup) {
   ASSERT_FALSE(fixes.empty());
   EXPECT_EQ(fixes.front().change, "parallel.dp_shard: 16");
   EXPECT_LT(fixes.front().total.value, 80.0 * (1 << 30));
+}
+
+// A fix names every key it changes, so that writing it as given gives the layout it was checked with: more
+// stages with ZeRO-3 given take ZeRO-2 (no framework pipelines ZeRO-3); more tp with sequence parallelism
+// turned off turns it on (Megatron's MoE needs it). Until 2026-12 "parallel.pp: 2" alone was offered and,
+// applied, refused. Oracle: each fix's keys set on the scenario load, and the plan's memory is the fix's.
+TEST(HybridSharding, FixesNameEveryKeyTheyChange) {
+  const std::vector<std::string> scenarios = {
+      "model: llama2-13b\ncluster: {preset: dgx-h100, nodes: 1}\n"
+      "training: {framework: fsdp, sequence_length: 4096, global_batch: 64, micro_batch: 2}\n"
+      "parallel: {tp: 2, pp: 1, zero: 3, dp_shard: 2, recompute: none}\n",
+      "model: mixtral-8x7b\ncluster: {preset: dgx-h100, nodes: 2}\n"
+      "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+      "parallel: {tp: 1, pp: 1, sequence_parallel: false, recompute: none}\n"};
+  for (const std::string& yaml : scenarios) {
+    const Scenario s = test::scenario(yaml);
+    const std::vector<Fix> fixes = suggest_fixes(s, 8);
+    ASSERT_FALSE(fixes.empty()) << yaml;
+    for (const Fix& f : fixes) {
+      std::vector<std::string> sets;
+      std::stringstream keys(f.change);
+      for (std::string kv; std::getline(keys, kv, ',');) {
+        kv.erase(0, kv.find_first_not_of(' '));
+        sets.push_back(kv.replace(kv.find(": "), 2, "="));
+      }
+      const Scenario fixed = test::scenario(yaml, sets);
+      EXPECT_DOUBLE_EQ(estimate(fixed).memory.total.value, f.total.value) << f.change;
+    }
+  }
 }
 
 // parallel: auto offers each ZeRO >= 1 layout a second time sharded within the node, when dp spans more

@@ -91,6 +91,13 @@ std::vector<FastAxis> axes_of(const std::vector<std::pair<std::string, std::stri
   return out;
 }
 
+// The base of UnsaidZeroAndSequenceParallelAreEachPointsDefaults with tp and pp given, as `evaluate` reads it.
+std::string base_yaml_with(int tp, int pp) {
+  return "model: llama3.1-8b\ncluster: {preset: dgx-h100, nodes: 2}\n"
+         "training: {framework: fsdp, sequence_length: 4096, global_batch: 64, micro_batch: 1}\n"
+         "parallel: {tp: " + std::to_string(tp) + ", pp: " + std::to_string(pp) + ", recompute: full}\n";
+}
+
 SweepResult run(const Scenario& s, const std::vector<FastAxis>& axes, bool auto_layout, int threads,
                 Constraints c = {}, bool keep_all = false, Objective o = Objective::time) {
   SweepOptions opt;
@@ -122,6 +129,7 @@ TEST(SweepEngine, BestEqualsBruteForce) {
             s.parallel.tp = tp;
             s.parallel.pp = pp;
             s.parallel.zero = zero;
+            s.parallel.zero_given = true;
             s.training.micro_batch = mb;
             s.parallel.recompute = {rc, 0};
             s.parallel.dp_auto = true;
@@ -247,6 +255,24 @@ TEST(SweepEngine, PointScenarioReproducesThePoint) {
     Plan plan = make_plan(s, b.profile);
     EXPECT_DOUBLE_EQ(plan.time.step.value, p.step);
     EXPECT_DOUBLE_EQ(plan.estimate.memory.total.value, p.memory);
+  }
+}
+
+// zero and sequence_parallel left unsaid are the defaults of each point's own layout (resolve_layout), as
+// `evaluate --set` gives them: under FSDP ZeRO-3 at pp 1 and ZeRO-2 at pp 2 (torchtitan), sequence
+// parallelism on once tp > 1. Until 2026-12 every point kept the base's: the pp 2 points were rejected as
+// ZeRO-3 pipelines, and tp 2 ran without sequence parallelism.
+TEST(SweepEngine, UnsaidZeroAndSequenceParallelAreEachPointsDefaults) {
+  const Scenario base = test::scenario(base_yaml_with(1, 1));
+  ASSERT_EQ(base.parallel.zero, 3);
+  const SweepResult r = run(base, axes_of({{"parallel.pp", "1,2"}, {"parallel.tp", "1,2"}}), false, 1, {}, true);
+  ASSERT_EQ(r.all.size(), 4u);
+  for (const SweepPoint& p : r.all) {
+    EXPECT_EQ(p.status, PointStatus::feasible) << p.tp << " " << p.pp;
+    EXPECT_EQ(p.zero, p.pp == 1 ? 3 : 2) << p.pp;
+    EXPECT_EQ(p.sequence_parallel, p.tp > 1) << p.tp;
+    const Scenario alone = test::scenario(base_yaml_with(p.tp, p.pp));
+    EXPECT_DOUBLE_EQ(make_plan(alone, profile_for(alone)).time.step.value, p.step) << p.tp << " " << p.pp;
   }
 }
 
