@@ -100,6 +100,13 @@ void check_layout_and_stages(const Scenario& s, Collector& c) {
   }
 }
 
+// "zero: 0", and when the scenario left it unsaid, whose default it is ("zero: 0 (deepspeed's default)"):
+// a message about a stage the user never wrote says where it came from.
+std::string zero_said(const Scenario& s) {
+  const ParallelSpec& p = s.parallel;
+  return "zero: " + num(p.zero) + (p.zero_given ? "" : std::string(" (") + to_string(s.training.framework) + "'s default)");
+}
+
 // Schedule and virtual stages.
 void check_schedule(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
@@ -116,7 +123,7 @@ void check_schedule(const Scenario& s, Collector& c) {
   if (p.schedule != Schedule::one_f_one_b) {
     c.add("parallel.schedule", "training.framework",
           std::string("DeepSpeed's pipeline engine runs 1F1B only (schedule is ") + to_string(p.schedule) +
-              "); set schedule: 1f1b");
+              "); set schedule: 1f1b" + (p.vpp > 1 ? " and remove vpp" : ""));
   }
   if (p.zero >= 2) {
     c.add("parallel.zero", "training.framework",
@@ -258,7 +265,9 @@ void check_hybrid_sharding(const Scenario& s, Collector& c) {
   if (p.dp_shard <= 0) return;
   if (p.zero == 0) {
     c.add("parallel.dp_shard", "parallel.zero",
-          "a sharding group needs zero: 1, 2 or 3; with zero: 0 nothing is sharded (remove dp_shard)");
+          std::string("a sharding group needs ") +
+              (s.training.framework == Framework::deepspeed ? "zero: 3 under DeepSpeed (MiCS)" : "zero: 1, 2 or 3") +
+              "; " + zero_said(s) + " shards nothing (or remove dp_shard)");
   } else if (p.dp % p.dp_shard != 0) {
     c.add("parallel.dp_shard", "parallel.dp",
           "must divide dp (" + num(p.dp) + "): the replicas are dp / dp_shard groups of " + num(p.dp_shard) +
@@ -283,9 +292,12 @@ void check_sharding_and_offload(const Scenario& s, Collector& c) {
     // alone. Plain PyTorch shards the optimizer states alone or nothing.
     c.add("parallel.zero", "training.framework",
           s.training.framework == Framework::fsdp
-              ? "FSDP has no ZeRO-1 layout: it shards gradients wherever it shards optimizer states. Use zero: 3 "
-                "(FULL_SHARD, fully_shard), 2 (SHARD_GRAD_OP, reshard_after_forward=False) or 0 (NO_SHARD); "
-                "a ZeRO-1 run is framework: megatron or deepspeed"
+              ? std::string("FSDP has no ZeRO-1 layout: it shards gradients wherever it shards optimizer states. Use ") +
+                    (p.pp > 1 ? "zero: 2 (SHARD_GRAD_OP, reshard_after_forward=False: FSDP's layout under pipeline "
+                                "parallelism) or 0 (NO_SHARD)"
+                              : "zero: 3 (FULL_SHARD, fully_shard), 2 (SHARD_GRAD_OP, reshard_after_forward=False) "
+                                "or 0 (NO_SHARD)") +
+                    "; a ZeRO-1 run is framework: megatron or deepspeed"
               : "plain PyTorch has DistributedDataParallel (zero: 0) and ZeroRedundancyOptimizer (zero: 1); "
                 "sharded gradients or weights are framework: fsdp (zero: 2 or 3) or deepspeed");
   }
@@ -303,7 +315,12 @@ void check_sharding_and_offload(const Scenario& s, Collector& c) {
                 "Megatron supports the combination. Use zero: 1 or 2 with pp > 1, or pp: 1 with zero: 3");
   }
   if (p.offload_params == OffloadTarget::cpu && p.zero != 3) {
-    c.add("parallel.offload.params", "parallel.zero", "offloading parameters to the CPU needs zero: 3");
+    const Framework f = s.training.framework;
+    c.add("parallel.offload.params", "parallel.zero",
+          "offloading parameters to the CPU needs zero: 3, here " + zero_said(s) +
+              (f == Framework::pytorch ? "; plain PyTorch has no ZeRO-3: framework: fsdp or deepspeed"
+               : p.pp > 1              ? "; ZeRO-3 runs without pipeline parallelism: pp: 1"
+                                       : ""));
   }
   if (p.offload_activations == OffloadTarget::cpu && p.recompute.mode != RecomputeMode::full &&
       p.recompute.mode != RecomputeMode::every) {  // one_in too: its other layers keep everything on the GPU

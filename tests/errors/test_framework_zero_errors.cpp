@@ -62,6 +62,22 @@ TEST(FrameworkZeroErrors, PlainPytorchShardsTheOptimizerAtMost) {
   EXPECT_FALSE(errtest::load_error(with_framework("pytorch", "{tp: 1, pp: 1, zero: 1}")).thrown);
 }
 
+// An error about a stage the user never wrote says whose default it is, and its advice leads to a layout
+// that loads (before: "needs zero: 3" for plain PyTorch, which refuses zero 3; "needs zero: 1, 2 or 3" under
+// DeepSpeed, which shards in groups only at ZeRO-3).
+TEST(FrameworkZeroErrors, ErrorsSayWhereAnUnsaidZeroCameFrom) {
+  EXPECT_TRUE(errtest::fails_with(with_framework("pytorch", "{tp: 1, pp: 1, offload: {params: cpu}}"),
+                                  {"parallel.offload.params", "zero: 0 (pytorch's default)", "framework: fsdp or deepspeed"}));
+  EXPECT_TRUE(errtest::fails_with(with_framework("fsdp", "{tp: 1, pp: 2, offload: {params: cpu}}"),
+                                  {"zero: 2 (fsdp's default)", "pp: 1"}));
+  EXPECT_TRUE(errtest::fails_with(with_framework("deepspeed", "{tp: 1, pp: 1, dp_shard: 2}"),
+                                  {"parallel.dp_shard", "zero: 3 under DeepSpeed", "zero: 0 (deepspeed's default)"}));
+  EXPECT_FALSE(errtest::load_error(with_framework("deepspeed", "{tp: 1, pp: 1, dp_shard: 2, zero: 3}")).thrown);
+  // Given, the stage is named without a default.
+  EXPECT_TRUE(errtest::fails_with(with_framework("megatron", "{tp: 1, pp: 1, zero: 1, offload: {params: cpu}}"),
+                                  {"here zero: 1 (conflicts"}));
+}
+
 // `sweep --grid parallel=auto` offers only the stages the framework has: under FSDP no ZeRO-1, under plain
 // PyTorch no ZeRO-2 or 3; the others each.
 TEST(FrameworkZeroErrors, AutoLayoutsOfferTheFrameworksStages) {
