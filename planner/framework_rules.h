@@ -185,6 +185,11 @@ struct FrameworkRules {
   // grads_in_partition under cpu_offload; stage3.py puts grad_partitions_flat_buffer on self.device, the CPU
   // when the optimizer is offloaded.
   bool gradient_partitions_on_host = false;
+  // Under pipeline parallelism the loop syncs the gradients once, after the last micro-batch's backward, and
+  // not overlapped: torch.distributed.pipelining turns the sync (and the reshard) off for every backward and
+  // reduce-scatters once after the last one (stage.py, backward_maybe_with_nosync), as torchtitan runs FSDP
+  // with PP. The default of training.gradient_sync and overlap.grad_reduce when the scenario leaves them.
+  bool pipeline_syncs_last_micro_batch = false;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -211,6 +216,7 @@ inline bool gathers_per_unit(const FrameworkRules& fw, const ParallelSpec& p) {
 // parallel.overlap.grad_reduce where the scenario sets it, else the framework's default: overlapped, but at
 // ZeRO stages 0-2 of a framework that does not overlap them (overlaps_zero12_collectives).
 inline bool grad_reduce_overlapped(const FrameworkRules& fw, const ParallelSpec& p) {
+  if (fw.pipeline_syncs_last_micro_batch && p.pp > 1) return p.overlap_grad_reduce.value_or(false);
   return p.overlap_grad_reduce.value_or(p.zero >= 3 || fw.overlaps_zero12_collectives);
 }
 // parallel.overlap.param_gather where set, else the framework's default (as grad_reduce_overlapped).
@@ -222,6 +228,7 @@ inline bool param_gather_overlapped(const FrameworkRules& fw, const ParallelSpec
 // scenario's training.gradient_sync (fsdp and pytorch loops), else the framework's rule.
 inline bool reduces_every_micro_batch(const FrameworkRules& fw, const TrainingSpec& t, const ParallelSpec& p) {
   if (t.gradient_sync) return *t.gradient_sync == GradientSync::every_micro_batch;
+  if (fw.pipeline_syncs_last_micro_batch && p.pp > 1) return false;
   return fw.reduce_every_micro_batch && p.zero >= fw.reduce_every_micro_batch_from_zero;
 }
 
@@ -233,14 +240,15 @@ inline bool gathers_every_micro_batch(const FrameworkRules& fw, const TrainingSp
   return gathers_in_backward(p) || reduces_every_micro_batch(fw, t, p);
 }
 
-// FSDP with the sync off for all but the last micro-batch (training.gradient_sync: last_micro_batch) keeps
+// FSDP with the sync off for all but the last micro-batch (training.gradient_sync: last_micro_batch, and
+// FSDP's default under pipeline parallelism: pipeline_syncs_last_micro_batch) keeps
 // whole gradients, in the gathered parameters' dtype, until that sync: "FSDP will accumulate the full model
 // gradients (instead of gradient shards) until the eventual sync" (torch/distributed/fsdp/
 // fully_sharded_data_parallel.py, no_sync; FSDP2's set_requires_gradient_sync(False) alike: autograd
 // accumulates into the unsharded parameters' .grad).
 inline bool accumulates_unsharded_gradients(const Scenario& s) {
-  return s.training.framework == Framework::fsdp && s.training.gradient_sync == GradientSync::last_micro_batch &&
-         s.micro_batches() > 1;
+  return s.training.framework == Framework::fsdp &&
+         !reduces_every_micro_batch(framework_rules(Framework::fsdp), s.training, s.parallel) && s.micro_batches() > 1;
 }
 // Bytes per element of those whole gradients: FSDP1 accumulates in the gathered parameters' dtype (autograd
 // into the unsharded flat parameter's .grad); FSDP2 converts them to the reduce dtype and accumulates there
