@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "errors.h"
 #include "format_units.h"
 #include "report_sections.h"
 #include "simulate.h"
@@ -172,7 +173,13 @@ std::string draw_timeline(const sim::StepGraph& g, const sim::Execution& x, cons
 
 std::string timeline_section(const Scenario& s, const Plan& p) {
   const sim::StepInputs in = sim::step_inputs(s, p);
-  sim::check_task_count(in);  // --max-tasks, as simulate: a step of 429 M tasks exhausted the memory
+  try {
+    sim::check_task_count(in);  // --max-tasks, as simulate: a step of 429 M tasks exhausted the memory
+  } catch (const InputError& e) {
+    // The rest of the page stands without the timeline: say why it is missing and how to have it.
+    return "<section id=\"timeline\"><h2>3. One simulated step</h2><p class=\"verdict bad\">Not simulated: " +
+           svg::escape(e.message()) + "</p></section>";
+  }
   const sim::StepGraph g = sim::build_step_graph(in);
   g.graph.validate();
   const sim::CompiledGraph cg = sim::compile(g.graph, sim::LinkSharing::fair);

@@ -262,7 +262,8 @@ void check_selective_op(const Scenario& s, Collector& c) {
 // over dp / dp_shard such groups (docs/model.md §15, "Hybrid sharding").
 void check_hybrid_sharding(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
-  if (p.dp_shard <= 0) return;
+  // dp_shard = dp is full sharding, the default a sweep's CSV writes back: nothing to check.
+  if (p.dp_shard <= 0 || p.dp_shard == p.dp) return;
   if (p.zero == 0) {
     c.add("parallel.dp_shard", "parallel.zero",
           std::string("a sharding group needs ") +

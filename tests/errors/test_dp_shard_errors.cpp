@@ -46,6 +46,15 @@ TEST(DpShardErrors, ExpertsMustSpreadOverTheGroup) {
   EXPECT_TRUE(errtest::fails_at(yaml, "dp_shard: 2", 10, "parallel.dp_shard", {"multiple of ep (4)"}));
 }
 
+// dp_shard = dp is full sharding, the default, and what a sweep's CSV writes back for every point: it loads
+// whatever the stage (it was refused under DeepSpeed below ZeRO-3 and at zero 0).
+TEST(DpShardErrors, AGroupOfAllDpIsFullSharding) {
+  for (const char* layout : {"{tp: 1, pp: 1, zero: 1, dp_shard: 16}", "{tp: 1, pp: 1, zero: 0, dp_shard: 16}"}) {
+    const auto e = errtest::load_error(with_shard(layout, "deepspeed"));
+    EXPECT_FALSE(e.thrown) << layout << ": " << e.what;
+  }
+}
+
 TEST(DpShardErrors, ValidGroupsLoad) {
   for (const char* fw : {"fsdp", "megatron", "pytorch"}) {
     for (const char* shard : {"1", "8", "16"}) {

@@ -237,6 +237,19 @@ TEST(ReportErrors, AnInfeasibleSweepWithoutScenarioWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A step over the simulator's task limit leaves the timeline out, saying why, and the rest of the page
+// stands (the whole report failed, where evaluate had a plan to show).
+TEST(ReportErrors, AStepOverTheTaskLimitLeavesTheTimelineOut) {
+  const fs::path out = fs::path(::testing::TempDir()) / "trainplan-report-tasks.html";
+  fs::remove(out);
+  const test::RunResult r = test::run_trainplan("--max-tasks 100 report -o " + test::quoted(out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string page = test::read_text(out.string());
+  EXPECT_THAT(page, HasSubstr("Not simulated: one step of"));
+  EXPECT_THAT(page, HasSubstr("--max-tasks"));
+  EXPECT_THAT(page, HasSubstr("id=\"memory\""));
+}
+
 TEST(ReportErrors, UnwritableOutputNamesThePath) {
   const test::RunResult r = test::run_trainplan("report -o /nonexistent-dir/r.html");
   EXPECT_NE(r.exit_code, 0);
