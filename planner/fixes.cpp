@@ -7,14 +7,19 @@
 
 namespace tp {
 
-std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
-  struct Candidate {
-    std::string change;
-    std::function<void(Scenario&)> apply;
-  };
+namespace {
+
+// One change to try: its text as the scenario keys it sets, and the change itself.
+struct Candidate {
+  std::string change;
+  std::function<void(Scenario&)> apply;
+};
+
+// The single changes worth trying on `s`, ordered roughly by their cost to throughput: sharding first, then
+// recompute, then model parallelism, then offload.
+std::vector<Candidate> fix_candidates(const Scenario& s) {
   const ParallelSpec& p = s.parallel;
   std::vector<Candidate> candidates;
-  // Ordered roughly by cost to throughput: sharding first, then recompute, then model parallelism.
   // Hybrid sharding: twice the sharding group (the states over twice the ranks).
   if (p.shard_dp() < p.dp && p.dp % (2 * p.dp_shard) == 0) {
     const int wider = 2 * p.dp_shard;
@@ -75,9 +80,14 @@ std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
     candidates.push_back({"parallel.offload.optimizer: cpu",
                           [](Scenario& c) { c.parallel.offload_optimizer = OffloadTarget::cpu; }});
   }
+  return candidates;
+}
 
+}  // namespace
+
+std::vector<Fix> suggest_fixes(const Scenario& s, int limit) {
   std::vector<Fix> fixes;
-  for (const Candidate& cand : candidates) {
+  for (const Candidate& cand : fix_candidates(s)) {
     if (static_cast<int>(fixes.size()) >= limit) break;
     Scenario c = s;
     cand.apply(c);
