@@ -193,7 +193,7 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   s.cluster = read_cluster(r.node("cluster"), "cluster", file, catalog);
   if (s.cluster.gpu.key.empty() && s.cluster.gpu.name.empty()) r.fail("cluster", "required: cluster.gpu");
   s.training = read_section(r, "training", read_training);
-  s.parallel = read_section(r, "parallel", [&](MapReader& m) { return read_parallel(m, s.training.framework); });
+  s.parallel = read_section(r, "parallel", read_parallel);
   s.costs = read_section(r, "costs", read_costs);
   s.memory = read_section(r, "memory", [&](MapReader& m) { return read_memory(m, s.training.framework); });
   s.profile = r.string("profile", "");

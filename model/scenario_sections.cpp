@@ -49,7 +49,7 @@ Recompute read_recompute(MapReader& r) {
   return rc;
 }
 
-ParallelSpec read_parallel(MapReader& r, Framework framework) {
+ParallelSpec read_parallel(MapReader& r) {
   ParallelSpec p;
   p.tp = static_cast<int>(r.integer("tp", 1, 1, kMaxDegree));
   p.pp = static_cast<int>(r.integer("pp", 1, 1, kMaxDegree));
@@ -80,11 +80,13 @@ ParallelSpec read_parallel(MapReader& r, Framework framework) {
                           {"a2a+p2p", CpComm::a2a_p2p}});
   }
   if (r.has("cp_a2a")) p.cp_a2a = static_cast<int>(r.integer("cp_a2a", 1, 1, kMaxDegree));
+  // zero and sequence_parallel as given; unsaid, resolve_layout sets the layout's defaults (default_zero; on
+  // when tp > 1), the one place that derives them, for the scenario and for each sweep point alike.
   p.zero_given = r.has("zero");
-  p.zero = static_cast<int>(r.integer("zero", default_zero(framework, p.pp), 0, 3));
+  p.zero = static_cast<int>(r.integer("zero", p.zero, 0, 3));
   if (r.has("dp_shard")) p.dp_shard = static_cast<int>(r.integer("dp_shard", 1, 1, kMaxDataParallel));
   p.sequence_parallel_given = r.has("sequence_parallel");
-  p.sequence_parallel = r.boolean("sequence_parallel", p.tp > 1);
+  p.sequence_parallel = r.boolean("sequence_parallel", p.sequence_parallel);
   p.recompute = read_recompute(r);
   if (r.has("offload")) {
     MapReader o(r.node("offload"), r.field("offload"), r.file());

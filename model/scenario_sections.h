@@ -8,8 +8,7 @@
 namespace tp {
 
 TrainingSpec read_training(MapReader& r);
-// `framework` gives parallel.zero's default (default_zero).
-ParallelSpec read_parallel(MapReader& r, Framework framework);
+ParallelSpec read_parallel(MapReader& r);
 CostSpec read_costs(MapReader& r);
 MemorySettings read_memory(MapReader& r, Framework framework);
 
