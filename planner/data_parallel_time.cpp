@@ -30,10 +30,14 @@ double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double
 // behind `window` but for its last bucket; the earlier ones behind the compute that follows them, unless the
 // channel falls behind: from the first bucket of the first pass, ready `window` x (1 - last_bucket / reduce)
 // before that backward ends, it owes passes x reduce against the (passes - 1) x period of compute left.
-// Not overlapped (DeepSpeed's overlap_comm off: the reduce runs on the compute stream), every pass is exposed.
-double grad_reduce_exposed(bool overlapped, double passes, double reduce, double last_bucket, double window, double period) {
+// Where each backward waits for its reduce (FrameworkRules::waits_for_reduce_after_backward) every pass is
+// the last: nothing runs on into the next micro-batch. Not overlapped (DeepSpeed's overlap_comm off: the
+// reduce runs on the compute stream), every pass is exposed.
+double grad_reduce_exposed(bool overlapped, bool waited_each_pass, double passes, double reduce, double last_bucket,
+                           double window, double period) {
   if (!overlapped) return passes * reduce;
   const double last = std::max(last_bucket, reduce - window);
+  if (waited_each_pass) return passes * last;
   if (passes <= 1.0 || reduce <= 0.0) return last;
   const double early = window * (1.0 - last_bucket / reduce);
   return std::max(last, passes * reduce - (passes - 1.0) * period - early);
@@ -125,7 +129,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
   // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
   const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;
-  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), reduce_passes, reduce, last_bucket,
+  const bool waited = reduce_waited_after_each_backward(fw, s.training, p);
+  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), waited, reduce_passes, reduce, last_bucket,
                                     reduce_overlap_window(p, m, gradient_pass, reduce), period);
   r.reduce = reduce;
   r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
@@ -145,6 +150,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.layers = stage_layers;
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = every_micro_batch;
+    z.reduce_waited_each_backward = waited;
     z.gathers_in_backward = gathers_in_backward(p);
     z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, p);
     z.reduce = reduce_passes * reduce;

@@ -190,6 +190,16 @@ struct FrameworkRules {
   // reduce-scatters once after the last one (stage.py, backward_maybe_with_nosync), as torchtitan runs FSDP
   // with PP. The default of training.gradient_sync and overlap.grad_reduce when the scenario leaves them.
   bool pipeline_syncs_last_micro_batch = false;
+  // A backward that reduces the gradients returns only once they are reduced: the compute stream waits for
+  // the reduce at the end of every such backward, so what outlasts that backward is exposed there and does not
+  // run on into the next micro-batch. FSDP1 _runtime_utils.py _post_backward_final_callback
+  // (current_stream.wait_stream(_post_backward_stream), and the replicas' all-reduce stream); FSDP2
+  // _fsdp_param_group.py finalize_backward -> _wait_for_post_backward (wait_event(_post_reduce_event));
+  // DeepSpeed stage_1_and_2.py / stage3.py independent_gradient_partition_epilogue, which synchronizes after
+  // every backward; DDP's Reducer::finalize_backward waits for every bucket's all-reduce. Megatron-FSDP
+  // leaves its per-backward reduce-scatters running into the next micro-batch (megatron_fsdp.py
+  // _root_post_backward: finish_grad_sync only under model_auto_sync, off by default).
+  bool waits_for_reduce_after_backward = true;
 };
 
 const FrameworkRules& framework_rules(Framework f);
@@ -230,6 +240,12 @@ inline bool reduces_every_micro_batch(const FrameworkRules& fw, const TrainingSp
   if (t.gradient_sync) return *t.gradient_sync == GradientSync::every_micro_batch;
   if (fw.pipeline_syncs_last_micro_batch && p.pp > 1) return false;
   return fw.reduce_every_micro_batch && p.zero >= fw.reduce_every_micro_batch_from_zero;
+}
+
+// Whether each micro-batch's gradient reduce must end before the next micro-batch's work starts
+// (waits_for_reduce_after_backward with a reduce after every backward).
+inline bool reduce_waited_after_each_backward(const FrameworkRules& fw, const TrainingSpec& t, const ParallelSpec& p) {
+  return fw.waits_for_reduce_after_backward && reduces_every_micro_batch(fw, t, p);
 }
 
 // Under gathers_per_unit: whether the backward gathers the units again (ZeRO-3; SHARD_GRAD_OP keeps the

@@ -171,10 +171,11 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
     recompute.reuse_limit = in.reuse_limit;
   }
   // Passes of a micro-batch whose backward reduce-scatters (all, or the last one) and of the others. A
-  // backward that gathers nothing (SHARD_GRAD_OP) adds nothing here: its reduce-scatters queue on the
-  // stream behind no gather and hide behind the whole backward (the window below).
+  // backward that gathers nothing (SHARD_GRAD_OP, or a sharding group of one) adds nothing here: its
+  // reduce-scatters queue on the stream behind no gather and hide behind the whole backward (below).
+  const bool backward_gathers = in.gathers_in_backward && in.gather_pass > 0;
   const auto exposure = [&](const GatherPassInputs& p, bool gathers) {
-    return gathers && in.gathers_in_backward ? gather_pass_exposure(mods, p) : PassExposure{};
+    return gathers && backward_gathers ? gather_pass_exposure(mods, p) : PassExposure{};
   };
   const Zero3Passes quiet{f, exposure(recompute, in.recompute_pass), exposure(pass, true)};
   pass.layer_reduce = recompute.layer_reduce = layer_reduce;
@@ -205,12 +206,20 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double window = m * (in.forward + in.backward);
   // A backward that gathers nothing has its reduce-scatters alone on the stream, the first issued when its
   // first piece (the last unit in forward order) ends: what they take beyond the rest of that backward is
-  // left when it ends (the last unit's at least, after the last backward), and an earlier backward's
-  // delays the next forward's gathers on the same stream; both after the forward's excess.
+  // left when it ends (the last unit's at least, after the last backward), and an earlier backward's too
+  // where the backward waits for them or the next forward's gathers queue behind them; both after the
+  // forward's excess. Otherwise (nothing gathered, no wait: Megatron-FSDP over a sharding group of one) the
+  // stream owes every pass's reduce-scatters against all the compute after the first piece.
   const double first_piece = in.backward / layers * (in.whole_layers ? 1.0 : mods.back().compute_share);
-  const double overflow = in.gathers_in_backward || !in.overlap_reduce
-                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - (in.backward - first_piece));
-  const double tail = std::max(last_reduce, overflow) + (reducing_passes - 1.0) * overflow;
+  const double after_first_piece = in.backward - first_piece;
+  const double overflow = backward_gathers || !in.overlap_reduce
+                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - after_first_piece);
+  double tail = in.reduce_waited_each_backward ? reducing_passes * std::max(last_reduce, overflow)
+                                               : std::max(last_reduce, overflow) + (reducing_passes - 1.0) * overflow;
+  if (!backward_gathers && in.overlap_reduce && !in.reduce_waited_each_backward && in.gather_pass <= 0) {
+    const double backlog = in.reduce - after_first_piece - (reducing_passes - 1.0) * (in.forward + in.backward);
+    tail = std::max({last_reduce, overflow, backlog});
+  }
   return {waited + std::max(first_gather + excess + tail, hidden - window), traffic};
 }
 

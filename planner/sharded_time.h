@@ -96,6 +96,10 @@ struct Zero3Inputs {
   // allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as
   // well"). `reduce` is then m times the one-backward reduce-scatter.
   bool reduce_every_micro_batch = false;
+  // Each reducing backward returns only once its reduce-scatters are done (FrameworkRules::
+  // waits_for_reduce_after_backward): what outlasts it is exposed at its end, not carried into the next
+  // micro-batch.
+  bool reduce_waited_each_backward = true;
   // false: the forward's gathered units are kept through the backward, which gathers nothing (FSDP's
   // SHARD_GRAD_OP, FrameworkRules::zero2_gathers_per_unit); its reduce-scatters alone hide behind it.
   bool gathers_in_backward = true;

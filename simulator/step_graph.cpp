@@ -264,6 +264,24 @@ class Builder {
     for (int b : reduces) g().add_dependency(b, order[next]);
   }
 
+  // Where each backward waits for its reduce (StepInputs::reduce_waited_after_backward): the compute after
+  // micro-batch j's backward pass, its exposed collectives and recompute included, waits for j's reduces.
+  void hold_after_each_backward(const std::vector<int>& order, const std::vector<int>& reduces) {
+    const auto backward_pass = [](TaskKind k) {
+      return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight ||
+             k == TaskKind::recompute || k == TaskKind::collective_backward;
+    };
+    std::unordered_map<int, std::size_t> last;  // micro-batch -> position of its last backward-pass task
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Task& t = g().task(order[i]);
+      if (t.micro_batch >= 0 && backward_pass(t.kind)) last[t.micro_batch] = i;
+    }
+    for (int r : reduces) {
+      const auto it = last.find(g().task(r).micro_batch);
+      if (it != last.end() && it->second + 1 < order.size()) g().add_dependency(r, order[it->second + 1]);
+    }
+  }
+
   // ZeRO-1/2 parameter all-gather: the previous step's, overlapped with this step's start, or after
   // the optimizer.
   void add_zero12_gathers(int s, const StageOrdered& o, const std::vector<int>& buckets, int optimizer) {
@@ -309,6 +327,7 @@ class Builder {
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
                                                 : add_reduce_buckets(s, o);
+    if (in_.reduce_waited_after_backward) hold_after_each_backward(o.compute_order, buckets);
     // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
     // data-parallel reduce is done (Megatron's finalize_model_grads), exposed on the compute stream.
     const int sp_sync = add_after_reduce(TaskKind::sp_grad_sync, s, stream, si.timing.step_end_tp.value, buckets);

@@ -73,6 +73,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   in.overlap_param_gather = param_gather_overlapped(fw, par);
   in.per_unit = gathers_per_unit(fw, par);
   in.reduce_every_micro_batch = !in.per_unit && reduces_every_micro_batch(fw, s.training, par);
+  in.reduce_waited_after_backward = reduce_waited_after_each_backward(fw, s.training, par);
   if (in.per_unit) in.zero3 = zero3_rules(s);
 
   const auto& mem = p.estimate.stages;

@@ -67,6 +67,9 @@ struct StepInputs {
   // Otherwise: the gradient reduce follows every micro-batch's backward, not only the last (DeepSpeed ZeRO-2,
   // FSDP without no_sync: planner/framework_rules.h, reduces_every_micro_batch); per unit, zero3 says.
   bool reduce_every_micro_batch = false;
+  // A backward that reduces returns only once its reduce is done: the next compute waits for it
+  // (planner/framework_rules.h, reduce_waited_after_each_backward).
+  bool reduce_waited_after_backward = false;
   Zero3Rules zero3;  // read when per_unit
 };
 

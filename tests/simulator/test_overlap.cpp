@@ -98,18 +98,24 @@ TEST(Overlap, ReduceHiddenInThePipelineDrainAddsNothing) {
   EXPECT_EQ(o.step_seconds.value, no_dp);
 }
 
-// A reduce after every micro-batch (DeepSpeed ZeRO-2: planner/framework_rules.h, reduces_every_micro_batch),
-// one stage, m = 4 micro-batches of f = 1, b = 2, optimizer 0.5 (base 12.5 s), reduce r per micro-batch in k
-// buckets. By hand:
+// A reduce after every micro-batch (DeepSpeed ZeRO-2, Megatron-FSDP: planner/framework_rules.h,
+// reduces_every_micro_batch), one stage, m = 4 micro-batches of f = 1, b = 2, optimizer 0.5 (base 12.5 s),
+// reduce r per micro-batch in k buckets. By hand:
 //  - DeepSpeed's default (overlap_comm off below ZeRO-3): each reduce holds the stream after its backward,
 //    4 (3 + r) + 0.5;
-//  - overlap asked for, r = 2.5 < f + b, k = 1: each reduce hides behind the next micro-batch; the last one's
-//    2.5 s show: 15.0;
-//  - r = 4 > f + b, k = 1: the channel runs from the first backward's end (3 s) for 4 x 4 s, to 19 s, while
-//    the compute ends at 12 s: 19.5; k = 4: the first bucket is ready at 1/4 of the first backward (1.5 s),
-//    19 - 1.5 = 17.5 s: 18.0. The planner's grad_reduce_exposed gives the same 7 and 5.5 s.
-Seconds step_with_micro_batch_reduces(double r, int k, std::vector<std::string> sets) {
-  sets.push_back("training.framework=deepspeed");
+//  - DeepSpeed with overlap asked for: the backward's epilogue still waits for the reduce
+//    (FrameworkRules::waits_for_reduce_after_backward), so each micro-batch ends with what its reduce takes
+//    beyond the backward: k = 1, 4 (3 + r) + 0.5 (22.5 at r = 2.5, 28.5 at r = 4); k = 4 at r = 4, the first
+//    bucket ready at 1/4 of the backward (0.5 s into it), the last bucket done 0.5 + 4 = 4.5 s after the
+//    backward starts: 4 (1 + 4.5) + 0.5 = 22.5;
+//  - Megatron-FSDP (zero 2, no wait): r = 2.5 < f + b, k = 1: each reduce hides behind the next micro-batch;
+//    the last one's 2.5 s show: 15.0; r = 4 > f + b, k = 1: the channel runs from the first backward's end
+//    (3 s) for 4 x 4 s, to 19 s, while the compute ends at 12 s: 19.5; k = 4: the first bucket is ready at
+//    1/4 of the first backward (1.5 s), 19 - 1.5 = 17.5 s: 18.0. The planner's grad_reduce_exposed gives
+//    the same 7 and 5.5 s.
+Seconds step_with_micro_batch_reduces(double r, int k, std::vector<std::string> sets,
+                                      const std::string& framework = "deepspeed") {
+  sets.push_back("training.framework=" + framework);
   sets.push_back("parallel.zero=2");
   const Scenario s = pipeline(1, 4, "1f1b", 1, sets);
   Plan p = plan_with(s, uniform(1, timing(1, 2)));
@@ -125,11 +131,17 @@ TEST(Overlap, DeepspeedZero2ReducesAfterEveryMicroBatchOnTheStream) {
   }
 }
 
-TEST(Overlap, MicroBatchReducesHideBehindTheNextMicroBatchesUntilTheLinkFallsBehind) {
+TEST(Overlap, DeepspeedOverlappedReducesEndWithTheirBackward) {
   const std::vector<std::string> overlap = {"parallel.overlap={grad_reduce: true}"};
-  EXPECT_EQ(step_with_micro_batch_reduces(2.5, 1, overlap).value, 15.0);
-  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 1, overlap).value, 19.5);
-  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 4, overlap).value, 18.0);
+  EXPECT_EQ(step_with_micro_batch_reduces(2.5, 1, overlap).value, 22.5);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 1, overlap).value, 28.5);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 4, overlap).value, 22.5);
+}
+
+TEST(Overlap, MicroBatchReducesHideBehindTheNextMicroBatchesUntilTheLinkFallsBehind) {
+  EXPECT_EQ(step_with_micro_batch_reduces(2.5, 1, {}, "megatron").value, 15.0);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 1, {}, "megatron").value, 19.5);
+  EXPECT_EQ(step_with_micro_batch_reduces(4.0, 4, {}, "megatron").value, 18.0);
 }
 
 // Which task a bucket's readiness follows (one stage, one micro-batch, f = 1, b = 2, optimizer 0.5, overlap

@@ -280,11 +280,11 @@ TEST(Zero3, ShardedValidationRunsAgreeWithThePlanner) {
     std::printf("%-52s analytic %9.3f s simulated %9.3f s %+8.4f%%\n", row.scenario.c_str(), r.analytic_step_seconds.value,
                 r.step_seconds.value, 100 * diff);
     EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-12)) << row.scenario;
-    // FSDP reduce-scatters after every micro-batch's backward: the last layer's reduce-scatter of micro-batch
-    // k shares the data-parallel stream with micro-batch k + 1's first gathers, an order the simulator keeps
-    // and the planner's per-pass bound does not (AutoModel 70B, 4 micro-batches: +0.014 % with bf16
-    // reduce-scatters, +0.13 % with the fp32 ones FSDP2 runs by default).
-    EXPECT_LE(std::fabs(diff), s.training.framework == Framework::fsdp ? 2e-3 : 1e-4) << row.scenario;
+    // FSDP reduce-scatters after every micro-batch's backward and waits for them at its end
+    // (FrameworkRules::waits_for_reduce_after_backward): each pass's last reduce-scatter is exposed, in both.
+    // Before the wait the simulator let it run into micro-batch k + 1's first gathers and the planner did
+    // not (AutoModel 70B, 4 micro-batches: +0.13 %; llm-foundry MPT-3B, 8 micro-batches: +0.14 %).
+    EXPECT_LE(std::fabs(diff), 1e-4) << row.scenario;
     for (const SimStage& st : r.stages) EXPECT_EQ(st.peak_in_flight, st.planner_in_flight) << row.scenario;
     ++runs;
   }

@@ -1,0 +1,101 @@
+// A backward that reduces its gradients and then waits for them (planner/framework_rules.h,
+// waits_for_reduce_after_backward: FSDP's post-backward final callback, DeepSpeed's gradient epilogue,
+// DDP's finalize_backward) against one that leaves them running into the next micro-batch (Megatron-FSDP).
+// Oracles: step times worked out by hand below, event by event, for the simulator and the planner's
+// closed form (planner/sharded_time.cpp); for whole scenarios, the two against each other.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "commands.h"
+#include "scenario.h"
+#include "sharded_time.h"
+#include "sim_test_support.h"
+#include "step_graph.h"
+
+namespace tp {
+namespace {
+
+// One stage of 2 layers, m = 2 micro-batches, forward 1 s and backward 2 s per layer, a reduce-scatter of
+// 3 s per layer after every micro-batch's backward, nothing gathered (a sharding group of one), no optimizer.
+sim::StepInputs ungathered_reduces(bool waited) {
+  sim::StepInputs in;
+  in.micro_batches = 2;
+  in.zero = 2;
+  in.per_unit = true;
+  in.zero3.gathers_in_backward = false;
+  in.zero3.reduce_every_micro_batch = true;
+  in.reduce_waited_after_backward = waited;
+  sim::StageInputs st;
+  st.timing = simtest::timing(2 * 1.0, 2 * 2.0);
+  st.dp_reduce = Seconds(2 * 3.0);
+  st.layers = 2;
+  in.stage.push_back(st);
+  return in;
+}
+
+Zero3Inputs ungathered_reduces_planned(bool waited) {
+  Zero3Inputs in;
+  in.micro_batches = 2;
+  in.layers = 2;
+  in.gather_pass = 0;
+  in.reduce = 2 * 2 * 3.0;  // both passes
+  in.forward = 2;
+  in.backward = 4;
+  in.whole_layers = true;
+  in.live_limit = std::numeric_limits<double>::infinity();
+  in.reduce_every_micro_batch = true;
+  in.gathers_in_backward = false;
+  in.reduce_waited_each_backward = waited;
+  return in;
+}
+
+// Micro-batch 0: F0 [0, 1], F1 [1, 2], B1 [2, 4], B0 [4, 6]; B1's reduce-scatter [4, 7], B0's [7, 10].
+// Waited: micro-batch 1 starts at 10 and repeats it, step 20 (12 s of compute, 8 exposed). Not waited:
+// micro-batch 1 runs [6, 12], its reduce-scatters issued at 10 and 12 queue behind micro-batch 0's, [10, 13]
+// and [13, 16]: step 16 (4 exposed: the 12 s of reduce-scatter less the 2 s of backward after the first
+// piece and micro-batch 1's 6 s).
+TEST(ReduceWait, EachBackwardEndsWithItsReduceScattersWhereTheFrameworkWaits) {
+  EXPECT_DOUBLE_EQ(sim::simulate(ungathered_reduces(true), SimOptions{}).step_seconds.value, 20.0);
+  EXPECT_DOUBLE_EQ(sim::simulate(ungathered_reduces(false), SimOptions{}).step_seconds.value, 16.0);
+  EXPECT_DOUBLE_EQ(zero3_exposed(ungathered_reduces_planned(true), {}), 8.0);
+  EXPECT_DOUBLE_EQ(zero3_exposed(ungathered_reduces_planned(false), {}), 4.0);
+}
+
+// ZeRO-3 over a sharding group of one gathers nothing either: the same exposure as above, not a per-layer
+// excess of each reduce-scatter over the backward piece it shares a gather's window with.
+TEST(ReduceWait, AShardingGroupOfOneGathersNothingAtZero3) {
+  for (bool waited : {true, false}) {
+    Zero3Inputs z3 = ungathered_reduces_planned(waited);
+    z3.gathers_in_backward = true;
+    EXPECT_DOUBLE_EQ(zero3_exposed(z3, {}), zero3_exposed(ungathered_reduces_planned(waited), {})) << waited;
+  }
+}
+
+// Llama 2 7B on two DGX H100 joined at 25 Gbit/s per NIC, dp 16 in one sharding group of one (the
+// gradients all-reduced over the replicas), 4 micro-batches: the reduce outlasts every backward. Before the
+// wait the simulator let FSDP's and DeepSpeed's reduces run on into the next micro-batch (FSDP -8.2 %,
+// DeepSpeed ZeRO-3 -8.8 % against the planner), and the planner charged Megatron-FSDP's ZeRO-3 a
+// per-layer excess it has no gather to cause (-6.2 %). Now within 0.5 %.
+TEST(ReduceWait, PlannerAndSimulatorAgreeOnAShardingGroupOfOne) {
+  const std::string base =
+      "model: llama2-7b\n"
+      "cluster: {preset: dgx-h100, nodes: 2, inter_node: {bandwidth: 25 Gbit/s}}\n"
+      "training: {sequence_length: 4096, global_batch: 64, micro_batch: 1, tokens: 10 G, precision: bf16}\n"
+      "parallel: {tp: 1, pp: 1, dp_shard: 1}\n";
+  for (const char* framework : {"fsdp", "deepspeed", "megatron"}) {
+    for (int zero : {2, 3}) {
+      if (std::string(framework) == "deepspeed" && zero == 2) continue;  // dp_shard needs ZeRO-3 there
+      const Scenario s = test::scenario(
+          base, {std::string("training.framework=") + framework, "parallel.zero=" + std::to_string(zero)});
+      const Plan p = make_plan(s, profile_for(s));
+      const SimResult r = simulate_step(s, p, SimOptions{});
+      EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 5e-3) << framework << " zero " << zero;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tp
