@@ -29,7 +29,7 @@ enum class OffloadTarget { none, cpu };
 // The training framework whose model-state layout, sharding and optimizer the plan follows (rules:
 // planner/framework_rules.h); it also gives the default layer code (layer_code_of).
 enum class Framework { megatron, deepspeed, fsdp, pytorch };
-// The code the transformer layer runs (training.layer_code; planner/framework_rules.h, saved_tensor_rules):
+// The code the transformer layer runs (training.layer_code; planner/layer_code_rules.h, saved_tensor_rules):
 //  fused: Megatron's model code with its fused kernels -- Megatron-Core + Transformer Engine (fused norm+GEMM,
 //         bias-GeLU, SwiGLU, RoPE), or Megatron-DeepSpeed's megatron/model (apex fused LayerNorm, fused
 //         bias-GeLU, fused scale-mask-softmax, fused bias-dropout-add); vocab-parallel fp32 loss, padded vocabulary;

@@ -312,7 +312,7 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
   // Megatron's output layer is tensor_parallel.ColumnParallelLinear, not a Transformer Engine module:
   // it runs in bf16 under FP8 training (megatron/core/models/gpt/gpt_model.py; docs/model.md).
   out.compute_precision = x.precision == Precision::fp8 ? Precision::bf16 : x.precision;
-  // Its traffic per logit counted from the framework's loss code (framework_rules.cpp), over the
+  // Its traffic per logit counted from the layer code's loss (layer_code_rules.cpp), over the
   // (padded) vocabulary: every row of the logits is reduced, padded columns included.
   Op& loss = add_elementwise(H, "cross_entropy", Block::head, s * v * r.loss_saved, TpSplit::tp, s * v * r.loss_forward_traffic);
   loss.kind = OpKind::loss;
@@ -329,7 +329,7 @@ void add_head(std::vector<Op>& H, const Sizes& x, double v) {
 
 }  // namespace
 
-// Saved bytes per op follow `r` (planner/framework_rules.cpp); with Megatron's rules they are
+// Saved bytes per op follow `r` (planner/layer_code_rules.cpp); with Megatron's rules they are
 // Korthikanti's Table 2.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention,
                        const SavedTensorRules& r, std::int64_t vocab) {

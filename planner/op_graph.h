@@ -13,6 +13,7 @@
 
 #include "collectives.h"
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 #include "specs.h"
 
 namespace tp {
@@ -157,7 +158,7 @@ struct Op {
   // logits and gradients), split like saved_bytes.
   double working_forward = 0;
   double working_backward = 0;
-  // Eager code (framework_rules.h): the kernel classes timing this op's forward and backward
+  // Eager code (layer_code_rules.h): the kernel classes timing this op's forward and backward
   // (-1 = timed at the profile's generic memory efficiency), memory passes over bytes_moved and
   // kernels launched in the forward (twice as many in the backward).
   int kernel_class = -1;
@@ -184,7 +185,7 @@ struct OpGraph {
   std::vector<Op> step;
   double layer_input_bytes = 0;  // bytes of one layer's input (what full recompute keeps), unsplit
   // The vocabulary the embedding, the output layer and the loss run over: the model's, padded as the
-  // layer code pads it at the layout's tp (framework_rules.h, padded_vocab).
+  // layer code pads it at the layout's tp (layer_code_rules.h, padded_vocab).
   std::int64_t vocab = 0;
 };
 
@@ -192,7 +193,7 @@ struct OpGraph {
 // over the model's own vocabulary (no padding). `flash_attention` keeps only the log-sum-exp instead of
 // the s x s score tensors.
 OpGraph build_op_graph(const ModelSpec& m, std::int64_t seq, Precision precision, bool flash_attention);
-// The same for the scenario's layer code, autocast and compile settings (planner/framework_rules.h), over
+// The same for the scenario's layer code, autocast and compile settings (planner/layer_code_rules.h), over
 // the vocabulary the layer code runs at tensor parallelism `tp` (padded_vocab); with the framework's
 // end-of-step gradient syncs (a tied word embedding's all-reduce between the pipeline's ends).
 OpGraph build_op_graph(const ModelSpec& m, const TrainingSpec& t, int tp);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 #include "kernel_class.h"
 #include "op_graph.h"
 

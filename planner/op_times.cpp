@@ -90,7 +90,7 @@ PassTimes attention_op_time(const Op& op, const OpTimeContext& c, double launch,
   return {fwd, bwd};
 }
 
-// Eager kernels (framework_rules.h) and FP8 quantization: passes over the minimal traffic at the
+// Eager kernels (layer_code_rules.h) and FP8 quantization: passes over the minimal traffic at the
 // class's bandwidth; the backward of an elementwise op moves 1.5x the forward's bytes (reads the
 // output gradient and the input, writes the input gradient), as the class measurements count it
 // (docs/model.md §20); quantization kernels run in one pass only (op.forward/backward_share).

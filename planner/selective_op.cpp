@@ -1,6 +1,7 @@
 #include "selective_op.h"
 
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 #include "op_builders.h"
 
 namespace tp {

@@ -5,6 +5,7 @@
 
 #include "estimate_parts.h"
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 
 namespace tp {
 namespace {

@@ -16,6 +16,7 @@
 #include "work_limits.h"
 #include "plan.h"
 #include "sweep_state.h"
+#include "layer_code_rules.h"
 
 namespace tp {
 using namespace sweep_detail;  // the per-thread state and its types (planner/sweep_state.h)

@@ -31,7 +31,7 @@ TEST(CatalogModels, EveryModelGetsABreakdownAndAVerdict) {
                                 ", zero: 1, recompute: selective}\n");
     Plan p = make_plan(s, default_profile(s.cluster.gpu));
     // Megatron (the default framework) holds the vocabulary padded to a multiple of 128 x tp in the
-    // embedding and, untied, in the output layer as well (framework_rules.h, vocab_multiple).
+    // embedding and, untied, in the output layer as well (layer_code_rules.h, vocab_multiple).
     const double multiple = 128.0 * tp;
     const double padded = std::ceil(static_cast<double>(m.vocab) / multiple) * multiple;
     const double padding = (padded - static_cast<double>(m.vocab)) * static_cast<double>(m.hidden) * (m.tied_embeddings ? 1 : 2);

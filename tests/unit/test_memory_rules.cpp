@@ -17,6 +17,7 @@
 #include "estimate.h"
 #include "op_graph.h"
 #include "tests/test_support.h"
+#include "layer_code_rules.h"
 
 namespace tp {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "estimate.h"
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 #include "op_builders.h"
 #include "op_graph.h"
 #include "op_graph_kernels.h"

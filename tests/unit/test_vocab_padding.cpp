@@ -13,6 +13,7 @@
 
 #include "estimate.h"
 #include "framework_rules.h"
+#include "layer_code_rules.h"
 #include "op_graph.h"
 #include "tests/test_support.h"
 
