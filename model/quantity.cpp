@@ -109,7 +109,7 @@ Range range_of(Dim d) {
   switch (d) {
     case Dim::count: return {0, 1e24};
     case Dim::bytes: return {0, 1e21};          // a zettabyte
-    case Dim::byte_rate: return {1e3, 1e18};    // 1 kB/s .. 1 EB/s per link or GPU
+    case Dim::byte_rate: return {kLeastByteRate, 1e18};  // 1 kB/s .. 1 EB/s per link or GPU
     case Dim::flop: return {0, 1e30};
     case Dim::flop_rate: return {1e6, 1e20};    // per GPU; the largest GPUs give ~1e16
     case Dim::seconds: return {0, 1e12};        // ~31,700 years

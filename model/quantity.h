@@ -24,6 +24,11 @@ enum class Dim {
   frequency,     // "1980 MHz"
 };
 
+// The slowest link or memory any field may give, 1 kB/s: the byte rate's least (quantity.cpp, range_of),
+// and the floor of the bandwidth fields that take no 0 (model/spec_reader.cpp), so 0 B/s and 1 B/s are refused
+// with the same bound.
+constexpr double kLeastByteRate = 1e3;
+
 // A short name of the dimension and an example, for messages: {"data size", "80 GiB"}.
 const char* dim_name(Dim d);
 const char* dim_example(Dim d);

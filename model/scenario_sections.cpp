@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "quantity.h"
 #include "section_limits.h"
 #include "spec_reader.h"
 #include "units.h"
@@ -137,7 +138,7 @@ CostSpec read_costs(MapReader& r) {
     MapReader f(r.node("failures"), r.field("failures"), r.file());
     c.failures.gpu_mtbf = Seconds(f.quantity("gpu_mtbf", Dim::seconds, c.failures.gpu_mtbf.value, 1.0));
     c.failures.checkpoint_bandwidth =
-        ByteRate(f.quantity("checkpoint_bandwidth", Dim::byte_rate, c.failures.checkpoint_bandwidth.value, section_limits::kLeastByteRate));
+        ByteRate(f.quantity("checkpoint_bandwidth", Dim::byte_rate, c.failures.checkpoint_bandwidth.value, kLeastByteRate));
     c.failures.restart = Seconds(at_most(f, "restart", f.quantity("restart", Dim::seconds, c.failures.restart.value),
                                          kMaxSeconds));
     f.finish();

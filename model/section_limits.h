@@ -27,9 +27,6 @@ constexpr double kMaxPerKwh = 1e6;         // USD or kg CO2 per kWh
 constexpr double kMaxHostPower = 1e9;      // watts per node
 constexpr double kMaxSeconds = 1e12;       // a restart, ~31,700 years
 constexpr double kMaxBufferBytes = 1e15;   // CUDA context, communication bucket
-// The slowest link or memory a scenario may give: the byte rate's least (model/quantity.cpp, range_of), so
-// that 0 B/s and 1 B/s are refused with the same bound.
-constexpr double kLeastByteRate = 1e3;
 
 // r.quantity() bounded above: an InputError naming the field when `value` exceeds `max`.
 inline double at_most(MapReader& r, const std::string& key, double value, double max) {

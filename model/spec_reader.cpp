@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "catalog.h"
+#include "quantity.h"
 #include "section_limits.h"
 #include "sustained_clock.h"
 
@@ -67,7 +68,7 @@ GpuSpec read_gpu_fields(MapReader& r, GpuSpec g) {
   g.vendor = r.string("vendor", g.vendor);
   g.generation = r.string("generation", g.generation);
   g.memory = Bytes(r.quantity("memory", Dim::bytes, g.memory.value, 1.0));
-  g.memory_bandwidth = ByteRate(r.quantity("memory_bandwidth", Dim::byte_rate, g.memory_bandwidth.value, section_limits::kLeastByteRate));
+  g.memory_bandwidth = ByteRate(r.quantity("memory_bandwidth", Dim::byte_rate, g.memory_bandwidth.value, kLeastByteRate));
   if (r.has("peak")) {
     MapReader peak(r.node("peak"), r.field("peak"), r.file());
     for (int i = 0; i < kPrecisionCount; ++i) {
@@ -93,13 +94,13 @@ ClusterSpec read_cluster_fields(MapReader& r, ClusterSpec c, const Catalog& cata
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", c.gpus_per_node, 1, 1024));
   if (r.has("intra_node")) {
     MapReader link(r.node("intra_node"), r.field("intra_node"), r.file());
-    c.intra_node.bandwidth = ByteRate(link.quantity("bandwidth", Dim::byte_rate, c.intra_node.bandwidth.value, section_limits::kLeastByteRate));
+    c.intra_node.bandwidth = ByteRate(link.quantity("bandwidth", Dim::byte_rate, c.intra_node.bandwidth.value, kLeastByteRate));
     c.intra_node.latency = Seconds(link.quantity("latency", Dim::seconds, c.intra_node.latency.value));
     link.finish();
   }
   if (r.has("inter_node")) {
     MapReader link(r.node("inter_node"), r.field("inter_node"), r.file());
-    c.inter_node.bandwidth = ByteRate(link.quantity("bandwidth", Dim::byte_rate, c.inter_node.bandwidth.value, section_limits::kLeastByteRate));
+    c.inter_node.bandwidth = ByteRate(link.quantity("bandwidth", Dim::byte_rate, c.inter_node.bandwidth.value, kLeastByteRate));
     c.inter_node.latency = Seconds(link.quantity("latency", Dim::seconds, c.inter_node.latency.value));
     c.nics_per_node = static_cast<int>(link.integer("nics_per_node", c.nics_per_node, 1, 1024));
     c.oversubscription = link.number("oversubscription", c.oversubscription, 1.0, 1000.0);
