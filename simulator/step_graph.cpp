@@ -327,7 +327,11 @@ class Builder {
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
                                                 : add_reduce_buckets(s, o);
-    if (in_.reduce_waited_after_backward) hold_after_each_backward(o.compute_order, buckets);
+    // A micro-batch's reduce that the backward waits for, or that is not overlapped (on the compute stream's
+    // path, as add_micro_batch_reduces holds the buckets), ends before the next micro-batch's work.
+    if (in_.reduce_waited_after_backward || (per_layer_ && !in_.overlap_grad_reduce)) {
+      hold_after_each_backward(o.compute_order, buckets);
+    }
     // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
     // data-parallel reduce is done (Megatron's finalize_model_grads), exposed on the compute stream.
     const int sp_sync = add_after_reduce(TaskKind::sp_grad_sync, s, stream, si.timing.step_end_tp.value, buckets);

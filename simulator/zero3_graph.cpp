@@ -1,6 +1,7 @@
 #include "zero3_graph.h"
 
 #include <algorithm>
+#include <map>
 
 #include "work_limits.h"
 
@@ -106,6 +107,18 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
   // module's pre-backward fetch; FSDP: post-backward of one unit, then the pre-backward of the next).
   std::vector<int> reduces;
   std::vector<int> reduce_of(sequence.size(), -1);  // the reduce-scatter issued when the piece at i ends
+  // Not overlapped, a reduce-scatter waits for the backward that made its gradients to return: the step's
+  // last, or, reducing after every micro-batch, the last gradient piece of its own chunk and micro-batch (the
+  // next micro-batch may wait for it: StepInputs::reduce_waited_after_backward).
+  std::map<std::pair<int, int>, int> last_gradient_piece;  // (chunk, micro-batch) -> task
+  for (const Zero3Piece& piece : sequence) {
+    if (piece.gradient < 0) continue;
+    const Task& t = g.task(piece.task);
+    last_gradient_piece[{t.chunk, t.micro_batch}] = piece.gradient;
+  }
+  const auto returned_backward = [&](const Task& at) {
+    return in.zero3.reduce_every_micro_batch ? last_gradient_piece[{at.chunk, at.micro_batch}] : last_backward;
+  };
   if (si.dp_reduce.value > 0) {
     for (std::size_t i = 0; i < sequence.size(); ++i) {
       const Zero3Piece& piece = sequence[i];
@@ -117,7 +130,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
       if (!in.zero3.reduce_every_micro_batch) t.micro_batch = -1;
       if (t.duration <= 0) continue;
       const int r = g.add_task(t, dp);
-      g.add_dependency(in.overlap_grad_reduce ? piece.gradient : last_backward, r);
+      g.add_dependency(in.overlap_grad_reduce ? piece.gradient : returned_backward(g.task(piece.task)), r);
       const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && i + 1 < sequence.size();
       if (holds_next) g.add_dependency(r, sequence[i + 1].task);
       reduces.push_back(r);
