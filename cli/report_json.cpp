@@ -12,8 +12,12 @@
 namespace tp {
 namespace {
 
-// Counts (parameters, tokens, steps) are whole numbers: written as JSON integers, not 4.67e10 floats.
-std::int64_t whole(double count) { return std::llround(count); }
+// Counts (parameters, tokens, steps) are whole numbers: written as JSON integers, not 4.67e10 floats; a count
+// beyond 64 bits (a made-up model's parameters) as the number it is, not wrapped to a negative integer.
+nlohmann::json whole(double count) {
+  if (std::fabs(count) < 9.2e18) return std::llround(count);
+  return count;
+}
 
 void check_finite(const nlohmann::json& j, const std::string& path) {
   if (j.is_number_float() && !std::isfinite(j.get<double>())) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "errors.h"
 #include "problem_collector.h"
+#include "section_limits.h"
 
 namespace tp {
 namespace {
@@ -135,6 +137,22 @@ void check_schedule(const Scenario& s, Collector& c) {
 void check_batch(const Scenario& s, Collector& c) {
   const ParallelSpec& p = s.parallel;
   const TrainingSpec& t = s.training;
+  // Each value is within its own bound (2^52 sequences, 2^30 replicas), their products may not be within 64
+  // bits: compared in doubles before any integer product.
+  const double step_tokens = static_cast<double>(t.global_batch) * static_cast<double>(t.sequence_length);
+  if (step_tokens > section_limits::kMaxTokens) {
+    c.add("training.global_batch", "training.sequence_length",
+          "a step of global_batch × sequence_length = " + num(t.global_batch) + " × " + num(t.sequence_length) + " = " +
+              shown(step_tokens) + " tokens is more than the " + shown(section_limits::kMaxTokens) +
+              " tokens a run may train on");
+    return;
+  }
+  if (static_cast<double>(t.micro_batch) * p.dp > static_cast<double>(t.global_batch)) {
+    c.add("training.global_batch", "training.micro_batch",
+          "global_batch (" + num(t.global_batch) + ") is smaller than micro_batch × dp = " + num(t.micro_batch) + " × " +
+              num(p.dp) + ": every replica needs at least one micro-batch a step");
+    return;
+  }
   const long long per_step = static_cast<long long>(t.micro_batch) * p.dp;
   if (t.global_batch % per_step != 0) {
     // An automatic dp comes from the cluster's size: say so, since the user may only have changed the nodes.

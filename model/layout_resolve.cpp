@@ -4,6 +4,7 @@
 
 #include "checks.h"
 #include "problem_collector.h"
+#include "section_limits.h"
 
 namespace tp {
 
@@ -57,8 +58,14 @@ std::vector<Problem> resolve_layout(Scenario& s) {
               " GPUs (cluster.nodes × cluster.gpus_per_node); use dp: auto");
     return c.out;
   }
-  if (s.training.global_batch == 0) {
-    s.training.global_batch = static_cast<std::int64_t>(s.training.micro_batch) * p.dp;  // one micro-batch per replica
+  if (s.training.global_batch == 0) {  // one micro-batch per replica
+    if (static_cast<double>(s.training.micro_batch) * p.dp > static_cast<double>(section_limits::kBig)) {
+      c.add("training.micro_batch", "parallel.dp",
+            "micro_batch × dp = " + num(s.training.micro_batch) + " × " + num(p.dp) +
+                " sequences a step (training.global_batch unsaid) is more than 2^52");
+      return c.out;
+    }
+    s.training.global_batch = static_cast<std::int64_t>(s.training.micro_batch) * p.dp;
   }
   if (p.pp > s.model.layers) {
     c.add("parallel.pp", "model.layers",

@@ -36,6 +36,45 @@ TEST(PhysicalBounds, TheReportKeepsTheSimulatorsTaskLimit) {
   EXPECT_THAT(html, HasSubstr("more than the limit of 10"));
 }
 
+// Products of values each inside its range left 64 bits (a CLI audit, 2026-12-01): micro_batch 2^52 on
+// 16,384 nodes (dp 2^17) wrapped micro_batch × dp to 0 and the divisibility check divided by it (SIGFPE, no
+// message); global_batch 10^6 × sequence_length 2^52 wrapped the JSON's tokens_per_step to -2^63.
+TEST(PhysicalBounds, BatchProductsStayCountable) {
+  errtest::Yaml y;
+  y.cluster = "{preset: dgx-h100, nodes: 16384}";
+  y.training = "{sequence_length: 4096, global_batch: 64, micro_batch: 4503599627370496}";
+  y.parallel = "{tp: 1, pp: 1}";
+  errtest::Failure f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "training.global_batch");
+  EXPECT_THAT(f.what, HasSubstr("is smaller than micro_batch × dp = 4503599627370496 × 131072"));
+  y.training = "{sequence_length: 4096, micro_batch: 4503599627370496}";  // global_batch unsaid: micro_batch × dp
+  f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "training.micro_batch");
+  EXPECT_THAT(f.what, HasSubstr("is more than 2^52"));
+  y.cluster = "{preset: dgx-h100, nodes: 1}";
+  y.training = "{sequence_length: 4503599627370496, global_batch: 1000000, micro_batch: 1}";
+  f = errtest::load_error(y.str());
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.field, "training.global_batch");
+  EXPECT_THAT(f.what, HasSubstr("tokens is more than the 1e+18 tokens a run may train on"));
+}
+
+// A made-up model's parameter count beyond 64 bits is written as the number it is (7.25e29 here: 10^5
+// layers of hidden 2^40), not wrapped to -2^63.
+TEST(PhysicalBounds, CountsBeyond64BitsAreNotWrapped) {
+  errtest::Yaml y;
+  y.model = "{layers: 100000, hidden: 1099511627776, heads: 1, ffn_hidden: 1099511627776, vocab: 1099511627776}";
+  y.training = "{sequence_length: 8, global_batch: 8}";
+  y.parallel = "{tp: 1, pp: 1}";
+  const test::RunResult r =
+      test::run_trainplan("evaluate --format json '" + errtest::write_file("bounds-huge-model.yaml", y.str()) + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("-9223372036854775808")));
+  EXPECT_THAT(r.output, HasSubstr("\"parameters\": 7.25"));
+}
+
 TEST(PhysicalBounds, AnExpertHasAWidth) {
   errtest::Yaml y;
   y.model = "{layers: 2, hidden: 1024, heads: 8, vocab: 32000, moe: {experts: 8, top_k: 2}, bias: true}";
