@@ -232,7 +232,8 @@ class Builder {
   }
 
   // A whole gradient reduce after each micro-batch's backward (gradient_buckets.h). Not overlapped (DeepSpeed's
-  // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward and
+  // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward, its
+  // exposed collectives included (the loop reduces once the backward has returned, as add_reduce_buckets), and
   // the stream's next task waits for them.
   std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
@@ -241,8 +242,12 @@ class Builder {
     for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
     std::vector<int> buckets;
     std::vector<GradientSource> grad(static_cast<std::size_t>(v_));
+    const bool after_returned_backward = !in_.overlap_grad_reduce && !split_;
     for (int j = 0; j < m_; ++j) {
-      for (int c = 0; c < v_; ++c) grad[static_cast<std::size_t>(c)] = grad_source(s, c, j);
+      for (int c = 0; c < v_; ++c) {
+        grad[static_cast<std::size_t>(c)] = after_returned_backward ? GradientSource{ids_[at(s, c, j)].out_backward(), -1}
+                                                                    : grad_source(s, c, j);
+      }
       const std::vector<int> of_micro_batch =
           add_gradient_reduce(g(), on_dp, s, j, si.dp_reduce.value, in_.dp_buckets, grad, in_.overlap_grad_reduce);
       if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad, of_micro_batch);
