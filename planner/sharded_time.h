@@ -63,6 +63,9 @@ struct GatherPassInputs {
   // Backward pass: a gather after a backward piece is prefetched before that piece (`pre`), issued when
   // it ends (`post`: waits in full), or issued behind that piece's reduce-scatter too (`none`).
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
+  // false (parallel.overlap.param_gather off): no gather is prefetched; each is issued when its unit is about
+  // to run, behind the reduce-scatter the piece before it issued (unless `post` orders the gather first).
+  bool prefetch = true;
 };
 struct PassExposure {
   double blocked = 0;   // seconds per layer: gathers issued only when their module runs
