@@ -17,16 +17,21 @@
 namespace tp {
 namespace {
 
-// The runs of an index file, or an InputError naming the file.
+// The runs of an index file, or an InputError naming the file (an empty file has no position: the file alone).
 YAML::Node index_runs(const std::string& index_path) {
   YAML::Node index = load_yaml_file(index_path);
-  if (!index.IsMap()) throw InputError(location_of(index, index_path), "(document)", "expected a mapping with runs:");
-  if (!index["runs"] || !index["runs"].IsSequence()) {
-    // At the value when there is one, else at the document.
-    const YAML::Node where = index["runs"] ? index["runs"] : index;
-    throw InputError(location_of(where, index_path), "runs", "expected a list of runs");
+  if (!index.IsMap()) {
+    const SourceLocation at = index.Mark().line >= 0 ? location_of(index, index_path) : SourceLocation{index_path, 0, 0};
+    throw InputError(at, "(document)", "expected a mapping with runs:");
   }
-  return index["runs"];
+  MapReader top(index, "", index_path);
+  const YAML::Node runs = top.node("runs");
+  top.finish();  // runs: is the only key
+  if (!runs || !runs.IsSequence()) {
+    // At the value when there is one, else at the document.
+    throw InputError(location_of(runs ? runs : index, index_path), "runs", "expected a list of runs");
+  }
+  return runs;
 }
 
 // The ranges a measured value may take: far beyond any real step or GPU, and bounded away from 0 and the
@@ -56,20 +61,18 @@ double measured_step(const YAML::Node& run, const std::string& index_path, doubl
   return step;
 }
 
-std::string text_of(const YAML::Node& run, const std::string& key, const std::string& index_path) {
-  const YAML::Node n = run[key];
-  if (!n || !n.IsScalar()) throw InputError(location_of(run, index_path), key, "required: a text");
-  return n.as<std::string>();
+// A run's text field that must be there: at the field when it is not a text, at the run when it is missing.
+std::string required_text(MapReader& run, const std::string& key) {
+  if (!run.has(key)) run.fail(key, "required: a text");
+  return run.string(key, "");
 }
 
 // The scenario a run names, relative to the index's folder; a file that is missing is named with the index
 // line that names it.
-Scenario run_scenario(const YAML::Node& run, const std::string& dir, const std::string& index_path) {
-  const std::string path = dir + "/" + text_of(run, "scenario", index_path);
+Scenario run_scenario(MapReader& run, const std::string& dir) {
+  const std::string path = dir + "/" + required_text(run, "scenario");
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw InputError(location_of(run["scenario"], index_path), "scenario", path + ": no such file");
-  }
+  if (!std::filesystem::is_regular_file(path, ec)) run.fail("scenario", path + ": no such file");
   return load_scenario_file(path);
 }
 
@@ -79,9 +82,10 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
   const std::string index_path = dir + "/index.yaml";
   std::vector<ValidationRow> rows;
   for (const auto& run : index_runs(index_path)) {
+    MapReader r(run, "runs[" + std::to_string(rows.size()) + "]", index_path);  // a mapping, or an InputError
     ValidationRow row;
-    row.scenario = row.name = text_of(run, "scenario", index_path);
-    const Scenario s = run_scenario(run, dir, index_path);
+    row.scenario = row.name = required_text(r, "scenario");
+    const Scenario s = run_scenario(r, dir);
     const Plan p = make_plan(s, profile_for(s));
     row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
@@ -89,8 +93,6 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
     row.has_memory = true;
     row.predicted_memory = (p.estimate.memory.total - p.estimate.memory.overhead).value;
     row.predicted_to_fit = p.estimate.feasible;
-    MapReader r(run, "runs[" + std::to_string(rows.size()) + "]", index_path);
-    r.node("scenario");
     r.node("parameters");  // informational: the model's parameter count
     row.oom = r.boolean("oom", false);
     // A run that ran out of memory has no step to compare; one that ran has both.
@@ -111,11 +113,15 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
   const std::string index_path = dir + "/index.yaml";
   std::vector<ValidationRow> rows;
   for (const auto& run : index_runs(index_path)) {
+    MapReader r(run, "runs[" + std::to_string(rows.size()) + "]", index_path);  // a mapping, or an InputError
     ValidationRow row;
-    row.scenario = text_of(run, "scenario", index_path);
-    row.source = text_of(run, "source", index_path);
-    if (run["class"]) row.failure_class = run["class"].as<std::string>();
-    const Scenario s = run_scenario(run, dir, index_path);
+    row.scenario = required_text(r, "scenario");
+    row.source = required_text(r, "source");
+    row.failure_class = r.string("class", "");
+    r.node("measured");    // read by measured_step below
+    r.node("conversion");  // informational: how the run's reported figure becomes a step time
+    r.finish();
+    const Scenario s = run_scenario(r, dir);
     const Plan p = make_plan(s, profile_for(s));
     row.name = s.name;
     row.gpu = s.cluster.gpu.key;

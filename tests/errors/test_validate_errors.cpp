@@ -92,6 +92,35 @@ TEST(ValidateErrors, MeasuredValuesAreBoundedAndStrict) {
   }
 }
 
+// Index shapes a CLI audit (2026-12-01) found ending in an internal error (exit 70: yaml-cpp's "bad
+// conversion", "operator[] call on a scalar"), naming no file (an empty index blamed --set), or silently
+// ignored (unknown keys): each an InputError at its place, exit 1.
+TEST(ValidateErrors, IndexShapesAreInputErrors) {
+  struct Case {
+    const char* name;
+    std::string index, needle, message;
+  };
+  const std::string run = "- scenario: run.yaml\n  source: mine\n  measured: {step_seconds: 2.5}\n";
+  const Case cases[] = {
+      {"validate-class-list", "runs:\n- scenario: run.yaml\n  source: mine\n  class: [x]\n  measured: {step_seconds: 2.5}\n",
+       "[x]", ": runs[0].class: expected a string"},
+      {"validate-scalar-run", "runs:\n- run.yaml\n", "run.yaml", ": runs[0]: expected a mapping of keys to values"},
+      {"validate-source-list", "runs:\n- scenario: run.yaml\n  source: [x]\n  measured: {step_seconds: 2.5}\n", "[x]",
+       ": runs[0].source: expected a string"},
+      {"validate-top-key", "extra: 5\nruns:\n" + run, "extra", ": extra: unknown key; valid keys here: runs"},
+      {"validate-run-key", "runs:\n- scenario: run.yaml\n  source: mine\n  nme: q\n  measured: {step_seconds: 2.5}\n", "nme",
+       ": runs[0].nme: unknown key"},
+  };
+  for (const Case& c : cases) {
+    const test::RunResult r = test::run_trainplan("validate --dir " + quoted(validation_dir(c.name, c.index)));
+    EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(in_index(c.index, c.needle) + c.message)) << c.name;
+  }
+  const test::RunResult empty = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-empty", "")));
+  EXPECT_EQ(empty.exit_code, 1) << empty.output;
+  EXPECT_THAT(empty.output, HasSubstr("validate-empty/index.yaml: (document): expected a mapping with runs:"));
+}
+
 // The same folder with a valid measurement validates: exit 0, one run in the table.
 TEST(ValidateErrors, OwnRunsValidate) {
   const std::string dir = validation_dir("validate-ok", "runs:\n- scenario: run.yaml\n  source: mine\n  measured: {step_seconds: 2.5}\n");
