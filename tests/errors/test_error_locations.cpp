@@ -61,7 +61,7 @@ TEST(ErrorLocations, AMissingReferencedFileIsNamedWhereItIsReferenced) {
   const std::string index_path = written("loc-refs", "index.yaml", index);
   r = test::run_trainplan("validate --dir '" + std::filesystem::path(index_path).parent_path().string() + "'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(at(index_path, index, "nothere") + ": scenario: "));
+  EXPECT_THAT(r.output, HasSubstr(at(index_path, index, "nothere") + ": runs[0].scenario: "));
 }
 
 TEST(ErrorLocations, AnEmptyGridIsTheSweepFilesError) {
