@@ -91,6 +91,14 @@ std::string cell(double v, bool has_value = true, bool whole = false) {
   return buf;
 }
 
+// A CSV text cell (RFC 4180): quoted, its own quotes doubled, so that a grid value with a quote or comma in it
+// reads back as written.
+std::string quoted_cell(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
 void write_csv(const std::string& path, const std::vector<SweepPoint>& points, const std::vector<SweepBase>& bases,
                const std::vector<FastAxis>& axes) {
   write_output_file(path, [&](std::ostream& out) {
@@ -105,7 +113,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
           << "," << to_string(p.recompute) << "," << p.recompute_every << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","
           << cell(p.memory, evaluated, true) << "," << cell(p.step, evaluated) << "," << cell(p.mfu, evaluated) << ","
           << cell(p.tokens_per_gpu, evaluated) << "," << cell(p.run_seconds, runs) << "," << cell(p.cost, runs) << ","
-          << cell(p.energy_kwh, runs) << ",\"" << extra_label(p, bases, axes) << "\"\n";
+          << cell(p.energy_kwh, runs) << "," << quoted_cell(extra_label(p, bases, axes)) << "\n";
     }
   }, "the CSV file");
 }

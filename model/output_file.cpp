@@ -24,12 +24,18 @@ namespace fs = std::filesystem;
 // Why the last system call failed, or that a write did (a stream's failure need not set errno).
 std::string last_error() { return errno != 0 ? std::strerror(errno) : "the write failed"; }
 
-// The file a path names once links are followed (the path itself when it is no link or a broken one).
-std::string resolved(const std::string& path) {
+// The file a path names once links are followed, link by link (a dangling link names the file it would
+// make, whose folder must then exist); a loop of links is an error, as the system's 40 levels have it.
+std::string resolved(const std::string& path, const std::string& what) {
+  fs::path p = path;
   std::error_code ec;
-  if (!fs::is_symlink(path, ec)) return path;
-  const fs::path target = fs::weakly_canonical(path, ec);
-  return ec ? path : target.string();
+  for (int hops = 0; fs::is_symlink(p, ec); ++hops) {
+    if (hops == 40) fail(what, path, "too many levels of links");
+    const fs::path next = fs::read_symlink(p, ec);
+    if (ec) fail(what, path, ec.message());
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  return p.string();
 }
 
 // The mode a new file gets (0666 less the umask), or the replaced file's own.
@@ -54,7 +60,7 @@ bool stream_to(const std::string& file, const std::function<void(std::ostream&)>
 
 void check_output_target(const std::string& path, const std::string& what) {
   if (path.empty()) fail(what, path, "no file name given");
-  const std::string target = resolved(path);
+  const std::string target = resolved(path, what);
   std::error_code ec;
   if (fs::is_directory(target, ec)) fail(what, path, "it is a directory; give a file name");
   const fs::path parent = fs::path(target).parent_path();
@@ -63,7 +69,7 @@ void check_output_target(const std::string& path, const std::string& what) {
 
 void write_output_file(const std::string& path, const std::function<void(std::ostream&)>& write, const std::string& what) {
   check_output_target(path, what);
-  const std::string target = resolved(path);
+  const std::string target = resolved(path, what);
   std::error_code ec;
   if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {  // a device or a pipe: written in place
     errno = 0;

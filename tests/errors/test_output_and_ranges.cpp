@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -62,6 +63,38 @@ TEST(OutputSafety, ACsvThroughALinkReplacesTheFileAndKeepsTheLink) {
   struct stat st {};
   ASSERT_EQ(::stat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
+  fs::remove_all(dir);
+}
+
+// A CLI audit (2026-12-01): a dangling link to a folder that does not exist, and a loop of links, were
+// replaced by a regular file with exit 0; each is an error now, and nothing is written.
+TEST(OutputSafety, ABrokenOrLoopingLinkIsAnError) {
+  const fs::path dir = scratch("trainplan-csv-badlinks");
+  fs::create_symlink("/nonexistent-trainplan-folder/x.csv", dir / "dangling.csv");
+  fs::create_symlink("loop2", dir / "loop1");
+  fs::create_symlink("loop1", dir / "loop2");
+  const test::RunResult dangling = test::run_trainplan("sweep --grid parallel.pp=2,4 --csv '" + (dir / "dangling.csv").string() + "'");
+  EXPECT_EQ(dangling.exit_code, 1) << dangling.output;
+  EXPECT_THAT(dangling.output, HasSubstr("the folder /nonexistent-trainplan-folder does not exist"));
+  const test::RunResult loop = test::run_trainplan("sweep --grid parallel.pp=2,4 --csv '" + (dir / "loop1").string() + "'");
+  EXPECT_EQ(loop.exit_code, 1) << loop.output;
+  EXPECT_THAT(loop.output, HasSubstr("too many levels of links"));
+  EXPECT_TRUE(fs::is_symlink(dir / "dangling.csv"));
+  EXPECT_TRUE(fs::is_symlink(dir / "loop1"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 3) << "a file was written";
+  fs::remove_all(dir);
+}
+
+// A grid value's quote in the CSV's text cell is doubled (RFC 4180), so a CSV reader reads the value back as
+// written (it read x"y as xy").
+TEST(OutputSafety, ACsvTextCellDoublesItsQuotes) {
+  const fs::path dir = scratch("trainplan-csv-quote");
+  const std::string csv = (dir / "q.csv").string();
+  const test::RunResult r = test::run_trainplan("sweep --grid 'name=x\"y,z' --grid parallel.tp=8 --csv '" + csv + "' --csv-all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr(",\"name=x\"\"y\"\n"));
   fs::remove_all(dir);
 }
 
