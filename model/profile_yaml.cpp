@@ -190,6 +190,13 @@ void require_clocks_of_the_gpu(const YAML::Node& root, const std::string& name, 
 }  // namespace
 
 HardwareProfile profile_from_node(const YAML::Node& root, const std::string& name, const GpuSpec& gpu) {
+  // An empty file (a truncated copy, a wrong path's placeholder) is no profile: it would plan with the
+  // generation's defaults under the file's name.
+  if (!root.IsDefined() || root.IsNull()) {
+    throw InputError({name, 0, 0}, "",
+                     "holds no hardware profile (the file is empty or only comments); `trainplan calibrate fit` "
+                     "writes one (docs/calibration.md)");
+  }
   HardwareProfile p = default_profile(gpu);
   p.name = name;
   MapReader r(root, "", name);

@@ -75,6 +75,16 @@ TEST(PhysicalBounds, CountsBeyond64BitsAreNotWrapped) {
   EXPECT_THAT(r.output, HasSubstr("\"parameters\": 7.25"));
 }
 
+// An empty profile (a CLI audit, 2026-12-01) was taken as the generation's defaults under its own name: an
+// error now, for `evaluate --profile` and a scenario's `profile:` alike.
+TEST(PhysicalBounds, AnEmptyProfileIsNoProfile) {
+  for (const char* text : {"", "# nothing yet\n"}) {
+    const test::RunResult r = evaluate_with_profile("bounds-empty", text);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("bounds-empty-profile.yaml: holds no hardware profile"));
+  }
+}
+
 TEST(PhysicalBounds, AnExpertHasAWidth) {
   errtest::Yaml y;
   y.model = "{layers: 2, hidden: 1024, heads: 8, vocab: 32000, moe: {experts: 8, top_k: 2}, bias: true}";
