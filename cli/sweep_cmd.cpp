@@ -149,6 +149,7 @@ std::vector<SweepPoint> csv_points(const SweepResult& r, bool keep_all) {
 struct Rescored {
   std::vector<SweepPoint> points;
   std::vector<double> analytic_step;
+  std::vector<std::string> not_simulated;  // why a layout was not simulated (over --max-tasks ...), else empty
 };
 
 // --format json: counts, rejections, the best points, both Pareto fronts and the nearest misses (and, with
@@ -172,6 +173,8 @@ void print_sweep_json(const SweepResult& r, Objective objective, const std::vect
     for (size_t i = 0; i < rescored->points.size(); ++i) {
       nlohmann::json p = point_json(rescored->points[i], bases, fast);
       p["analytic_step_seconds"] = rescored->analytic_step[i];
+      p["simulated"] = rescored->not_simulated[i].empty();
+      if (!rescored->not_simulated[i].empty()) p["not_simulated"] = rescored->not_simulated[i];
       j["simulated_top"].push_back(p);
     }
   }
@@ -202,8 +205,10 @@ void print_sweep_table(const SweepResult& r, const SweepSpec& spec, const std::v
     std::printf("\nNearest misses (out of memory, closest to fitting)\n");
     for (const auto& p : r.nearest_misses) {
       const std::string other = extra_label(p, bases, fast);  // empty for a plain grid: no trailing spaces
-      std::printf("  %-46s needs %s of %s%s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
-                  format_bytes(p.capacity).c_str(), other.empty() ? "" : ("  " + other).c_str());
+      // The shortfall too: two sizes that round alike ("80.00 GiB of 80.00 GiB") say nothing.
+      std::printf("  %-46s needs %s of %s (%s short)%s\n", layout_label(p).c_str(), format_bytes(p.memory).c_str(),
+                  format_bytes(p.capacity).c_str(), format_bytes(p.memory - p.capacity).c_str(),
+                  other.empty() ? "" : ("  " + other).c_str());
     }
   }
 }
@@ -225,26 +230,41 @@ void rescale_to_simulated_step(SweepPoint& p, double simulated_step, Objective o
                                                        : p.run_seconds;
 }
 
-// Re-scores the best `count` layouts with the event simulator and re-ranks them.
+// Re-scores the best `count` layouts with the event simulator and re-ranks them, showing progress on a
+// terminal. A layout the simulator refuses (a step over --max-tasks, the task graph's limits) keeps its
+// analytic figures, is marked with the reason and ranked after the simulated ones: the rest still print.
 Rescored rescore_with_simulator(const SweepResult& r, int count, Objective objective, const std::vector<SweepBase>& bases,
-                                const std::vector<FastAxis>& fast) {
+                                const std::vector<FastAxis>& fast, bool tty) {
   std::vector<SweepPoint> points(r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), count));
   std::vector<double> analytic;
-  for (auto& p : points) {
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < points.size(); ++i) {
+    SweepPoint& p = points[i];
+    if (tty) std::fprintf(stderr, "\r  simulating layout %zu of %zu ", i + 1, points.size());
     const SweepBase& base = bases[static_cast<size_t>(p.block)];
     Scenario s = point_scenario(base, fast, p);
     const Plan plan = make_plan(s, base.profile);
-    const SimResult sim = simulate_step(s, plan, SimOptions{});
     analytic.push_back(p.step);
-    rescale_to_simulated_step(p, sim.step_seconds.value, objective);
+    try {
+      const SimResult sim = simulate_step(s, plan, SimOptions{});
+      rescale_to_simulated_step(p, sim.step_seconds.value, objective);
+      refused.emplace_back();
+    } catch (const InputError& e) {
+      refused.push_back(e.message());
+    }
   }
+  if (tty && !points.empty()) std::fprintf(stderr, "\n");
   std::vector<size_t> order(points.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return points[a].objective < points[b].objective; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (refused[a].empty() != refused[b].empty()) return refused[a].empty();
+    return points[a].objective < points[b].objective;
+  });
   Rescored out;
   for (size_t i : order) {
     out.points.push_back(points[i]);
     out.analytic_step.push_back(analytic[i]);
+    out.not_simulated.push_back(refused[i]);
   }
   return out;
 }
@@ -254,6 +274,12 @@ void print_rescored_table(const Rescored& r) {
   std::printf("  %4s  %-46s %14s %14s %8s\n", "#", "layout", "analytic [s]", "simulated [s]", "diff");
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
+    if (!r.not_simulated[i].empty()) {
+      const std::string& why = r.not_simulated[i];  // its first clause; the JSON has the whole message
+      std::printf("  %4zu  %-46s %14s %14s  not simulated: %s\n", i + 1, layout_label(p).c_str(),
+                  format_fixed(r.analytic_step[i], 3).c_str(), "-", why.substr(0, why.find(" (")).c_str());
+      continue;
+    }
     std::printf("  %4zu  %-46s %14s %14s %7.1f%%\n", i + 1, layout_label(p).c_str(), format_fixed(r.analytic_step[i], 3).c_str(),
                 format_fixed(p.step, 3).c_str(), 100.0 * (p.step / r.analytic_step[i] - 1.0));
   }
@@ -287,7 +313,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
 
   if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
   std::optional<Rescored> rescored;
-  if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast);
+  if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast, tty);
   if (o.format == "json") {
     print_sweep_json(r, spec.objective, bases, fast, rescored ? &*rescored : nullptr);
   } else {

@@ -7,9 +7,12 @@
 
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "error_test_support.h"
 #include "errors.h"
+#include "test_support.h"
 #include "hardware_profile.h"
 #include "plan.h"
 #include "scenario.h"
@@ -153,6 +156,27 @@ TEST(SimLimits, AStepTooLongToSimulateSaysSo) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("past a billion years: the scenario's step is too long to simulate"));
     EXPECT_THAT(e.what(), Not(HasSubstr("link without bandwidth")));
+  }
+}
+
+// `sweep --simulate-top N` with a layout over the task limit threw the whole sweep away (exit 1, nothing on
+// stdout, after 21 s; a CLI audit, 2026-12-01): that layout is marked "not simulated" with the reason, keeps
+// its analytic step, and the rest print. The built-in scenario's best layouts under --max-tasks 1000 are all
+// over it (its step has 512 micro-batches).
+TEST(SimLimits, ASweepKeepsItsLayoutsOverTheTaskLimit) {
+  const test::RunResult table = test::run_trainplan("--max-tasks 1000 sweep --grid parallel.pp=2,4 --simulate-top 2");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("Re-scored with the step simulator (best 2)"));
+  EXPECT_THAT(table.output, HasSubstr("not simulated: one step of"));
+  const test::RunResult json =
+      test::run_trainplan("--max-tasks 1000 sweep --grid parallel.pp=2,4 --simulate-top 2 --format json 2>/dev/null");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  ASSERT_EQ(j["simulated_top"].size(), 2u);
+  for (const auto& p : j["simulated_top"]) {
+    EXPECT_FALSE(p["simulated"].get<bool>());
+    EXPECT_THAT(p["not_simulated"].get<std::string>(), HasSubstr("more than the limit of 1,000"));
+    EXPECT_DOUBLE_EQ(p["step_seconds"].get<double>(), p["analytic_step_seconds"].get<double>());
   }
 }
 
