@@ -166,6 +166,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     const Zero3Communication zc = zero3_communication(z, zero3_units.modules.view());
     dp_exposed = zc.exposed;
     r.traffic = zc.traffic;
+    r.first_forward = zc.first_forward;
   }
   r.exposed = dp_exposed;
   return r;

@@ -222,7 +222,8 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
     const double backlog = in.reduce - after_first_piece - (reducing_passes - 1.0) * (in.forward + in.backward);
     tail = std::max({last_reduce, overflow, backlog});
   }
-  return {waited + std::max(first_gather + excess + tail, hidden - window), traffic};
+  const double first_forward = (layers - 1.0) * (f.blocked + f.excess);
+  return {waited + std::max(first_gather + excess + tail, hidden - window), traffic, first_forward};
 }
 
 }  // namespace tp

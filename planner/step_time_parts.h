@@ -20,6 +20,10 @@ struct DataParallelComm {
   double gather = 0;   // one parameter all-gather (ZeRO >= 1), unoverlapped
   double traffic = 0;  // every data-parallel collective of the step, seconds on the link (hidden + exposed)
   int buckets = 1;     // gradient buckets the reduce is split into
+  // Of `exposed`: what the first micro-batch's forward waits for its unit-by-unit gathers (ZeRO-3, FSDP's
+  // SHARD_GRAD_OP) after the first (Zero3Communication::first_forward), on every stage: the pipeline's fill
+  // runs through p - 1 such forwards (step_time.cpp).
+  double first_forward = 0;
 };
 
 // One micro-batch on a stage: its forward and backward (exposed layer communication included), and the
