@@ -30,8 +30,11 @@ std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>
     } catch (const InputError& e) {
       // Values applied from the grid carry no file position: name the grid axis instead.
       if (e.where().file != "--set") throw;
+      // The field is the axis's key, inside it, or the part of it that is no key (nonexist of nonexist.key).
       for (const auto& a : slow) {
-        if (e.field().rfind(a.key, 0) == 0) throw InputError(a.where, "grid " + e.field(), e.message());
+        const bool inside = e.field().rfind(a.key, 0) == 0;
+        const bool above = a.key.rfind(e.field() + ".", 0) == 0;
+        if (inside || above) throw InputError(a.where, "grid " + e.field(), e.message());
       }
       throw;
     }

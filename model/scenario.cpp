@@ -54,11 +54,17 @@ void set_path(YAML::Node node, const std::vector<std::string>& path, size_t i, c
     return;
   }
   YAML::Node child = node[key];
-  if (child.IsScalar()) {
+  std::string prefix;  // the dotted path down to `key`
+  for (size_t j = 0; j <= i; ++j) prefix += (j > 0 ? "." : "") + path[j];
+  const bool catalog_valued = prefix == "model" || prefix == "cluster" || prefix == "cluster.gpu";
+  if (child.IsScalar() && catalog_valued) {
     // A catalog name: keep it as the preset and override fields on top of it.
     YAML::Node map(YAML::NodeType::Map);
     map["preset"] = YAML::Node(child.Scalar());
     node[key] = map;
+  } else if (child.IsScalar()) {
+    // Any other scalar (parallel.recompute: none) gives way to the mapping the key asks for.
+    node[key] = YAML::Node(YAML::NodeType::Map);
   } else if (!child.IsDefined() || child.IsNull()) {
     node[key] = YAML::Node(YAML::NodeType::Map);
   } else if (!child.IsMap()) {

@@ -32,6 +32,22 @@ TEST(CliErrors, UnknownSetKeyExitsOneWithHint) {
   EXPECT_THAT(r.output, HasSubstr("did you mean 'tp'"));
 }
 
+// A CLI audit (2026-12-01): `sweep --grid nonexist.key=1,2` blamed --set; `--set parallel.recompute.every=4`
+// over the scalar `recompute: none` became {preset: none, every: 4} and was refused for a key the user never
+// wrote. Only the catalog-valued sections (model, cluster, cluster.gpu) keep a scalar as their preset.
+TEST(CliErrors, GridAndNestedSetKeysAreTheUsers) {
+  const test::RunResult grid = test::run_trainplan("sweep --grid nonexist.key=1,2");
+  EXPECT_EQ(grid.exit_code, 1) << grid.output;
+  EXPECT_THAT(grid.output, HasSubstr("error: --grid: grid nonexist: unknown key"));
+  const test::RunResult nested = test::run_trainplan("evaluate --set parallel.recompute.every=4");
+  EXPECT_EQ(nested.exit_code, 0) << nested.output;
+  EXPECT_THAT(nested.output, HasSubstr("recompute every 4"));
+  const test::RunResult preset = test::run_trainplan("evaluate --set model.layers=40");
+  EXPECT_EQ(preset.exit_code, 0) << preset.output;
+  EXPECT_THAT(preset.output, HasSubstr("Llama 3.1 70B"));
+  EXPECT_THAT(preset.output, HasSubstr("40 layers"));
+}
+
 TEST(CliErrors, MalformedSetExitsOne) {
   test::RunResult r = test::run_trainplan("evaluate --set parallel.tp");
   EXPECT_EQ(r.exit_code, 1) << r.output;
