@@ -94,8 +94,8 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
       << format_fixed(r.analytic_step_seconds.value, 3) << " s ("
       << percent(r.analytic_step_seconds.value > 0 ? r.step_seconds / r.analytic_step_seconds - 1.0 : 0.0)
       << " simulated vs analytic); lower bound " << format_fixed(r.lower_bound.value, 3) << " s\n";
-  out << "  Task graph  " << r.tasks << " tasks, " << r.events << " events, simulated in " << format_fixed(wall_ms, 1)
-      << " ms\n";
+  out << "  Task graph  " << r.tasks << " tasks, " << r.events << " events, simulated"
+      << (r.trace_path.empty() ? "" : " and its trace written") << " in " << format_fixed(wall_ms, 1) << " ms\n";
   if (r.stats.steps > 1 || o.jitter > 0) {
     out << "  Steps       " << r.stats.steps << " with jitter " << format_fixed(100 * o.jitter, 1) << "% (seed " << o.seed
         << "): mean " << secs(r.stats.mean) << " s, p50 " << secs(r.stats.p50) << " s, p99 " << secs(r.stats.p99)

@@ -127,7 +127,7 @@ SimResult simulate(const StepInputs& in, const SimOptions& o) {
     }
     for (int t : a.critical_path) r.critical_path.push_back(task_name(g.graph.task(t)));
     if (!o.trace.empty()) {
-      write_trace(chrome_trace(g, x, "trainplan: one training step, one data-parallel replica"), o.trace);
+      write_trace(g, x, "trainplan: one training step, one data-parallel replica", o.trace);
       r.trace_path = o.trace;
     }
   }

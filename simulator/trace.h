@@ -12,10 +12,9 @@
 
 namespace tp::sim {
 
-nlohmann::json chrome_trace(const StepGraph& g, const Execution& x, const std::string& title);
-
-// Writes `trace` to `path` atomically: a temporary file beside it, then a rename, so a reader never
-// sees half a file. Throws IoError naming the path when it cannot be written (nothing is left).
-void write_trace(const nlohmann::json& trace, const std::string& path);
+// Writes the step's trace to `path`, event by event (a step of a million tasks is never held whole in
+// memory), atomically: a temporary file beside it, then a rename, so a reader never sees half a file.
+// Throws IoError naming the path when it cannot be written (nothing is left).
+void write_trace(const StepGraph& g, const Execution& x, const std::string& title, const std::string& path);
 
 }  // namespace tp::sim
