@@ -260,7 +260,7 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   if (t.overlap_contention.value > 0) {
     out << "    compute slowed by the data-parallel traffic it hides: " << ms(t.overlap_contention) << " ms\n";
   }
-  out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << format_fixed(t.tokens_per_second_per_gpu, 0)
+  out << "  Throughput  " << format_count(t.tokens_per_second) << " tokens/s (" << (t.tokens_per_second_per_gpu < 10 ? format_count(t.tokens_per_second_per_gpu) : format_fixed(t.tokens_per_second_per_gpu, 0))
       << " tokens/s per GPU), " << format_fixed(t.tflops_per_gpu, 1) << " TFLOP/s per GPU, MFU "
       << format_fixed(100 * t.mfu, 1) << "%, HFU " << format_fixed(100 * t.hfu, 1) << "%\n";
   print_run(out, s, p);

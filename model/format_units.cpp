@@ -45,6 +45,12 @@ std::string format_bytes(double bytes) {
 
 std::string format_count(double v) {
   static const char* const units[] = {"", " k", " M", " B", " T"};
+  // A fraction below 10 keeps three significant digits: 0.05 tokens/s is not 0.
+  if (std::isfinite(v) && std::fabs(v) < 10.0 && v != std::floor(v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
   return scaled(v, 1000.0, units, 5, 2);
 }
 

@@ -198,6 +198,7 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   if (!r.has("cluster")) r.fail("cluster", "required: a catalog name or a mapping with gpu, nodes, gpus_per_node");
   s.cluster = read_cluster(r.node("cluster"), "cluster", file, catalog);
   if (s.cluster.gpu.key.empty() && s.cluster.gpu.name.empty()) r.fail("cluster", "required: cluster.gpu");
+  if (s.cluster.gpu.name.empty()) s.cluster.gpu.name = "custom GPU";  // likewise an inline GPU without name
   s.training = read_section(r, "training", read_training);
   s.parallel = read_section(r, "parallel", read_parallel);
   s.costs = read_section(r, "costs", read_costs);

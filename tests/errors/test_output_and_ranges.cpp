@@ -235,6 +235,15 @@ TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
   y.model = "{layers: 2, hidden: 256, heads: 4, ffn_hidden: 1024, vocab: 1000}";
   const Scenario s = test::scenario(y.str());
   EXPECT_EQ(s.model.name, "Custom model");
+  // An inline GPU without a name gave "Custom model on 1 " and "1 x  (1 B)" (a CLI audit, 2026-12-01); a
+  // throughput below one token a second printed as 0 tokens/s.
+  y.cluster = "{nodes: 1, gpus_per_node: 1, gpu: {memory: 80 GiB, memory_bandwidth: 1 kB/s, peak: {bf16: 1 MFLOP/s}, tdp: 1 W}}";
+  y.parallel = "{tp: 1, pp: 1}";
+  const Scenario custom = test::scenario(y.str());
+  EXPECT_EQ(custom.cluster.gpu.name, "custom GPU");
+  const test::RunResult r = test::run_trainplan("evaluate '" + errtest::write_file("custom-gpu.yaml", y.str()) + "'");
+  EXPECT_THAT(r.output, HasSubstr("1 x custom GPU (80.00 GiB)"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("Throughput  0\\.[0-9]+ tokens/s \\(0\\.[0-9]+ tokens/s per GPU\\)"));
 }
 
 // A 100 kB model name was echoed whole in the error.
