@@ -197,10 +197,21 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
                      "holds no hardware profile (the file is empty or only comments); `trainplan calibrate fit` "
                      "writes one (docs/calibration.md)");
   }
+  // A measurement file of `calibrate run` (its device and clocks) given where a profile goes.
+  if (root.IsMap() && root["device"] && root["clocks"]) {
+    throw InputError(location_of(root, name), "",
+                     "is a measurement file of `trainplan calibrate run`, not a hardware profile: `trainplan calibrate "
+                     "fit " + name + " -o profile.yaml` fits one from it (docs/calibration.md)");
+  }
   HardwareProfile p = default_profile(gpu);
   p.name = name;
   MapReader r(root, "", name);
   p.gpu = Catalog::builtin().gpu_key_of(r.string("gpu", p.gpu));  // an alias (h200) read as its key
+  // Before the measured shapes, which are checked against this GPU's peaks: the mismatch is the error.
+  if (!p.gpu.empty() && !gpu.key.empty() && p.gpu != gpu.key) {
+    throw InputError(location_of(root["gpu"], name), "gpu",
+                     "the profile describes '" + p.gpu + "' but the scenario's GPU is '" + gpu.key + "'");
+  }
   p.clock_hz = r.quantity("clock", Dim::frequency, p.clock_hz, kAnyPositive);
   read_gemm(r, p);
   read_gemm_measured(r, p, gpu);
@@ -211,10 +222,6 @@ HardwareProfile profile_from_node(const YAML::Node& root, const std::string& nam
   (void)r.node("provenance");  // where the profile came from, informational
   (void)r.node("fit");         // fit-quality report written by `calibrate fit`, informational
   r.finish();
-  if (!p.gpu.empty() && !gpu.key.empty() && p.gpu != gpu.key) {
-    throw InputError(location_of(root["gpu"], name), "gpu",
-                     "the profile describes '" + p.gpu + "' but the scenario's GPU is '" + gpu.key + "'");
-  }
   require_clocks_of_the_gpu(root, name, p, gpu);
   return p;
 }

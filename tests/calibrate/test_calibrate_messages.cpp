@@ -186,5 +186,24 @@ TEST(CalibrateMessages, ImportTorchRefusesWhatTheFitWouldRefuse) {
   }
 }
 
+// A CLI audit (2026-12-01): `calibrate show` on a measurement file said "clocks: unknown key; did you mean
+// 'clock'?", and a profile checked against another GPU (--gpu) failed on its measured shapes' peak, not on
+// the GPU. Both name the real mistake now.
+TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
+  const std::string measurements = test::source_path("tests/data/h100-sxm/calibrate-quick.json");
+  const auto shown = test::run_trainplan("calibrate show '" + measurements + "'");
+  EXPECT_EQ(shown.exit_code, 1) << shown.output;
+  EXPECT_NE(shown.output.find("is a measurement file of `trainplan calibrate run`, not a hardware profile"), std::string::npos)
+      << shown.output;
+  const std::string profile = test::source_path("scenarios/profiles/h100-sxm.yaml");
+  for (const std::string& command : {"calibrate show '" + profile + "' --gpu a100",
+                                     "calibrate check '" + profile + "' '" + measurements + "' --gpu a100"}) {
+    const auto r = test::run_trainplan(command);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("gpu: the profile describes 'h100-sxm-80gb'"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("faster than the GPU's"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace tp
