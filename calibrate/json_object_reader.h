@@ -69,7 +69,8 @@ class JsonObjectReader {
     return x;
   }
 
-  std::int64_t integer(const std::string& key, std::int64_t def, bool required = false, std::int64_t min = 0) {
+  std::int64_t integer(const std::string& key, std::int64_t def, bool required = false, std::int64_t min = 0,
+                       std::int64_t max = INT64_MAX) {
     const nlohmann::json& v = get(key, required);
     if (v.is_null() && !j_.contains(key)) return def;
     if (!v.is_number_integer()) fail(key, std::string("expected an integer, got ") + json_type_name(v));
@@ -78,6 +79,7 @@ class JsonObjectReader {
     }
     const std::int64_t x = v.get<std::int64_t>();
     if (x < min) fail(key, "must be at least " + std::to_string(min) + ", got " + std::to_string(x));
+    if (x > max) fail(key, "must be at most " + std::to_string(max) + ", got " + std::to_string(x));
     return x;
   }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "hardware_profile.h"
 #include "input_file.h"
 #include "json_object_reader.h"
 #include "yaml_reader.h"
@@ -75,9 +76,9 @@ MeasuredOp read_op(JsonObjectReader& r) {
 void read_gemm_fields(JsonObjectReader& r, Measurement& m) {
   m.dtype = read_dtype(r);
   JsonObjectReader s(r.get("shape", true), r.field("shape"), r.file());
-  m.gemm.m = s.integer("m", 0, true, 1);
-  m.gemm.n = s.integer("n", 0, true, 1);
-  m.gemm.k = s.integer("k", 0, true, 1);
+  m.gemm.m = s.integer("m", 0, true, 1, kMaxGemmDimension);
+  m.gemm.n = s.integer("n", 0, true, 1, kMaxGemmDimension);
+  m.gemm.k = s.integer("k", 0, true, 1, kMaxGemmDimension);
   m.gemm.batch = s.integer("batch", 1, false, 1);
   s.finish();
 }

@@ -25,7 +25,9 @@ struct GemmModel {
   double bandwidth_efficiency = 0.75;  // achieved / datasheet HBM bandwidth of memory-bound GEMMs
 };
 
-// A GEMM measured on this GPU: gemm_seconds returns its time for exactly this (dtype, m, n, k).
+// A GEMM measured on this GPU: gemm_seconds returns its time for exactly this (dtype, m, n, k), each
+// dimension at most kMaxGemmDimension (2^40: far beyond any layer; the profile's and the measurements' bound).
+inline constexpr std::int64_t kMaxGemmDimension = std::int64_t(1) << 40;
 struct MeasuredGemm {
   Precision dtype = Precision::bf16;
   std::int64_t m = 0, n = 0, k = 0;

@@ -62,9 +62,9 @@ void read_gemm_measured(MapReader& r, HardwareProfile& p, const GpuSpec& gpu) {
     MapReader e(list[i], r.field("gemm_measured") + "[" + std::to_string(i) + "]", r.file());
     MeasuredGemm g;
     g.dtype = precision_named(e, "dtype");
-    g.m = e.integer("m", 0, 1, std::int64_t(1) << 40);
-    g.n = e.integer("n", 0, 1, std::int64_t(1) << 40);
-    g.k = e.integer("k", 0, 1, std::int64_t(1) << 40);
+    g.m = e.integer("m", 0, 1, kMaxGemmDimension);
+    g.n = e.integer("n", 0, 1, kMaxGemmDimension);
+    g.k = e.integer("k", 0, 1, kMaxGemmDimension);
     if (!e.has("time")) e.fail("time", "missing");
     g.time = Seconds(e.quantity("time", Dim::seconds, 0.0, 1e-9));
     const double peak = gpu.peak_for(g.dtype).value;

@@ -205,5 +205,24 @@ TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
   }
 }
 
+// A GEMM shape beyond the profile's range (2^62) was reported at the fitted profile's field
+// (gemm_measured[10].m, "check their times"): it is the measurement's own field now (a CLI audit, 2026-12-01).
+TEST(CalibrateMessages, AShapeOutOfRangeIsTheMeasurementsField) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  std::size_t at = m.items.size();
+  for (std::size_t i = 0; i < m.items.size() && at == m.items.size(); ++i) {
+    if (m.items[i].op == MeasuredOp::gemm) at = i;
+  }
+  ASSERT_LT(at, m.items.size());
+  m.items[at].gemm.m = std::int64_t(1) << 62;
+  const std::string meas = temp_path("trainplan_msg_huge_shape.json");
+  write_measurements(m, meas);
+  const auto r = test::run_trainplan("calibrate fit " + meas);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("measurements[" + std::to_string(at) + "].shape.m: must be at most 1099511627776"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("gemm_measured"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace tp
