@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.h"
 #include "hardware_profile.h"
 #include "plan.h"
 #include "simulate.h"
@@ -79,8 +80,8 @@ TEST(PlannerAndSimulator, AgreeOnRandomLayouts) {
       const Plan p = make_plan(s, profile_for(s));
       const SimResult r = simulate_step(s, p, SimOptions{});
       gaps.push_back({r.step_seconds.value / r.analytic_step_seconds.value - 1.0, yaml});
-    } catch (const std::exception&) {
-      ++rejected;  // an invalid layout (e.g. interleaved with m not a multiple of p): an input error
+    } catch (const InputError&) {
+      ++rejected;  // an invalid layout (e.g. interleaved with m not a multiple of p); an internal error fails
     }
   }
   std::sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return std::fabs(a.difference) > std::fabs(b.difference); });
@@ -99,6 +100,38 @@ TEST(PlannerAndSimulator, AgreeOnRandomLayouts) {
   }
   EXPECT_LE(mean, 0.012);
   EXPECT_LE(share, 0.015);
+}
+
+// Property: every layout the planner accepts, the simulator simulates (no internal error, nothing below its
+// lower bound), with the overlap switches, the gradient sync and ZeRO-3's sharding group drawn as well. A
+// random sweep of this kind found 37 of 1,700 ending in a task-graph cycle (2026-12-01: ZeRO-3 with the reduce
+// not overlapped and two micro-batches or more); the test above swallowed such errors as rejected layouts.
+TEST(PlannerAndSimulator, SimulateEveryLayoutThePlannerAccepts) {
+  std::mt19937_64 rng(kSeed + 1);
+  const auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  RandomLayouts random(kSeed + 2);
+  int simulated = 0, rejected = 0;
+  while (simulated < 300) {
+    std::string yaml = random.next();
+    if (yaml.empty()) continue;
+    static const char* const flags[] = {"true", "false"};
+    static const char* const syncs[] = {"every_micro_batch", "last_micro_batch"};
+    std::vector<std::string> sets{std::string("parallel.overlap={grad_reduce: ") + flags[pick(2)] +
+                                  ", param_gather: " + flags[pick(2)] + "}"};
+    if (pick(2) == 0) sets.push_back(std::string("training.gradient_sync=") + syncs[pick(2)]);
+    if (pick(3) == 0) sets.push_back("parallel.dp_shard=1");
+    try {
+      const Scenario s = test::scenario(yaml, sets);
+      const Plan p = make_plan(s, profile_for(s));
+      const SimResult r = simulate_step(s, p, SimOptions{});
+      EXPECT_GE(r.step_seconds.value, r.lower_bound.value * (1 - 1e-9)) << yaml;
+      ++simulated;
+    } catch (const InputError&) {
+      ++rejected;  // a setting the layout's framework or stage refuses
+    }
+  }
+  std::printf("simulated %d random layouts with overlap, sync and sharding drawn (%d refused as input errors)\n",
+              simulated, rejected);
 }
 
 // The context-parallel exchanges (parallel.cp_comm) reach the simulator as each stage's exposed layer
