@@ -62,7 +62,7 @@ std::string waterfall(const StepTime& t) {
       const double pct = 100.0 * p.seconds / t.step.value;
       c.text(x1 + 6, y + 15, format_fixed(v, 3) + " " + u.name + " (" + svg::num(pct, 1) + "%)", "start", "value");
     } else {
-      c.text(x(acc) + 6, y + 15, "0", "start", "value muted");
+      c.text(x(acc) + 6, y + 15, std::string("0 ") + u.name, "start", "value muted");  // numbers carry units
     }
     acc += v;
   }
