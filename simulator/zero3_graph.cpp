@@ -61,18 +61,24 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
     add_collective(out.forward, TaskKind::collective_forward, l, w.comm_forward);
   }
   previous = -1;  // the backward starts from the incoming gradient, not from this forward
-  const bool recompute = w.recompute > 0;
+  // A recompute pass of its own only where it gathers again (Zero3Rules::recompute_regathers: DeepSpeed's
+  // full recompute, FSDP's submodule units under a layer's checkpoint); otherwise each unit's recompute runs
+  // inside its backward, on the backward's gather (a whole-layer unit's checkpoint; selective recompute of
+  // the attention core, inside one unit: each unit with a recompute piece of its own gathered every unit
+  // before the layer's first backward piece, a random planner-simulator sweep, 2026-12-01: +7 %).
+  const bool recompute_pass = w.recompute > 0 && z.recompute_regathers;
+  const double backward_work = w.backward + (recompute_pass ? 0.0 : w.recompute);
   const TaskKind backward = w.split_backward ? TaskKind::backward_input : TaskKind::backward;
   for (int l = w.layers - 1; l >= 0; --l) {
-    if (recompute) {
+    if (recompute_pass) {
       for (int u = 0; u < units; ++u) add(out.backward, TaskKind::recompute, l, u, w.recompute, z.gathers_in_backward);
     }
     for (int u = units - 1; u >= 0; --u) {
-      // After a recompute that reused the backward's gather (FSDP), or kept the unit (DeepSpeed's reuse
-      // distance), the backward needs no gather of its own; nor under SHARD_GRAD_OP (the forward's kept).
+      // After a recompute pass that kept the unit (DeepSpeed's reuse distance) the backward needs no gather of
+      // its own; nor under SHARD_GRAD_OP (the forward's kept).
       const bool consumer = z.gathers_in_backward &&
-                            (!recompute || (z.recompute_regathers && !unit_list[static_cast<std::size_t>(u)].kept_for_backward));
-      add(out.backward, backward, l, u, w.backward, consumer);
+                            (!recompute_pass || !unit_list[static_cast<std::size_t>(u)].kept_for_backward);
+      add(out.backward, backward, l, u, backward_work, consumer);
       if (!w.split_backward) out.backward.back().gradient = out.backward.back().task;
     }
     add_collective(out.backward, TaskKind::collective_backward, l, w.comm_backward);
