@@ -1,6 +1,7 @@
 #include "gradient_buckets.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace tp::sim {
 namespace {
@@ -51,6 +52,22 @@ std::vector<int> add_gradient_reduce(TaskGraph& g, Placement on_dp, int stage, i
     }
   }
   return out;
+}
+
+void hold_compute_after_each_backward(TaskGraph& g, const std::vector<int>& order, const std::vector<int>& reduces) {
+  const auto backward_pass = [](TaskKind k) {
+    return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight ||
+           k == TaskKind::recompute || k == TaskKind::collective_backward;
+  };
+  std::unordered_map<int, std::size_t> last;  // micro-batch -> position of its last backward-pass task
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Task& t = g.task(order[i]);
+    if (t.micro_batch >= 0 && backward_pass(t.kind)) last[t.micro_batch] = i;
+  }
+  for (int r : reduces) {
+    const auto it = last.find(g.task(r).micro_batch);
+    if (it != last.end() && it->second + 1 < order.size()) g.add_dependency(r, order[it->second + 1]);
+  }
 }
 
 }  // namespace tp::sim

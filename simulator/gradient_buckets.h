@@ -22,4 +22,9 @@ struct GradientSource {
 std::vector<int> add_gradient_reduce(TaskGraph& g, Placement on_dp, int stage, int micro_batch, double seconds,
                                      int buckets, const std::vector<GradientSource>& grads, bool overlapped);
 
+// Where each backward waits for its reduce (StepInputs::reduce_waited_after_backward), or the reduce is not
+// overlapped: the compute task after micro-batch j's backward pass in the stream's `order` (its exposed
+// collectives and recompute included) waits for the `reduces` tagged with micro-batch j.
+void hold_compute_after_each_backward(TaskGraph& g, const std::vector<int>& order, const std::vector<int>& reduces);
+
 }  // namespace tp::sim

@@ -269,24 +269,6 @@ class Builder {
     for (int b : reduces) g().add_dependency(b, order[next]);
   }
 
-  // Where each backward waits for its reduce (StepInputs::reduce_waited_after_backward): the compute after
-  // micro-batch j's backward pass, its exposed collectives and recompute included, waits for j's reduces.
-  void hold_after_each_backward(const std::vector<int>& order, const std::vector<int>& reduces) {
-    const auto backward_pass = [](TaskKind k) {
-      return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight ||
-             k == TaskKind::recompute || k == TaskKind::collective_backward;
-    };
-    std::unordered_map<int, std::size_t> last;  // micro-batch -> position of its last backward-pass task
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Task& t = g().task(order[i]);
-      if (t.micro_batch >= 0 && backward_pass(t.kind)) last[t.micro_batch] = i;
-    }
-    for (int r : reduces) {
-      const auto it = last.find(g().task(r).micro_batch);
-      if (it != last.end() && it->second + 1 < order.size()) g().add_dependency(r, order[it->second + 1]);
-    }
-  }
-
   // ZeRO-1/2 parameter all-gather: the previous step's, overlapped with this step's start, or after
   // the optimizer.
   void add_zero12_gathers(int s, const StageOrdered& o, const std::vector<int>& buckets, int optimizer) {
@@ -335,7 +317,7 @@ class Builder {
     // A micro-batch's reduce that the backward waits for, or that is not overlapped (on the compute stream's
     // path, as add_micro_batch_reduces holds the buckets), ends before the next micro-batch's work.
     if (in_.reduce_waited_after_backward || (per_layer_ && !in_.overlap_grad_reduce)) {
-      hold_after_each_backward(o.compute_order, buckets);
+      hold_compute_after_each_backward(g(), o.compute_order, buckets);
     }
     // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
     // data-parallel reduce is done (Megatron's finalize_model_grads), exposed on the compute stream.

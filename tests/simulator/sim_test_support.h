@@ -24,6 +24,12 @@ inline Scenario pipeline(int p, int m, const std::string& schedule, int v = 1, s
   return test::scenario(yaml, sets);
 }
 
+// The simulated step of `s` over the planner's (the scenario's own plan and profile): 1 where they agree.
+inline double simulated_over_planned(const Scenario& s) {
+  const SimResult r = simulate_step(s, make_plan(s, profile_for(s)), SimOptions{});
+  return r.step_seconds / r.analytic_step_seconds;
+}
+
 // One micro-batch through a stage: forward f, backward b (input gradient), weight gradient w.
 inline StageTiming timing(double f, double b, double w = 0) {
   StageTiming t;

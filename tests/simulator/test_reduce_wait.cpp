@@ -107,9 +107,7 @@ TEST(ReduceWait, PlannerAndSimulatorAgreeOnAShardingGroupOfOne) {
       if (std::string(framework) == "deepspeed" && zero == 2) continue;  // dp_shard needs ZeRO-3 there
       const Scenario s = test::scenario(
           base, {std::string("training.framework=") + framework, "parallel.zero=" + std::to_string(zero)});
-      const Plan p = make_plan(s, profile_for(s));
-      const SimResult r = simulate_step(s, p, SimOptions{});
-      EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 5e-3) << framework << " zero " << zero;
+      EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 5e-3) << framework << " zero " << zero;
     }
   }
 }
@@ -129,9 +127,7 @@ TEST(ReduceWait, NotOverlappedPerMicroBatchReducesSimulate) {
   };
   for (const auto& sets : layouts) {
     const Scenario s = test::scenario(base, sets);
-    const Plan p = make_plan(s, profile_for(s));
-    const SimResult r = simulate_step(s, p, SimOptions{});
-    EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 5e-3) << sets[0] << " " << sets.back();
+    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 5e-3) << sets[0] << " " << sets.back();
   }
 }
 
@@ -148,9 +144,7 @@ TEST(ReduceWait, APerMicroBatchReduceFollowsTheBackwardsCollectives) {
       "parallel: {tp: 4, pp: 2, overlap: {grad_reduce: false}}\n";
   for (const char* schedule : {"parallel.schedule=1f1b", "parallel={tp: 4, pp: 2, vpp: 2, schedule: interleaved, overlap: {grad_reduce: false}}"}) {
     const Scenario s = test::scenario(base, {schedule});
-    const Plan p = make_plan(s, profile_for(s));
-    const SimResult r = simulate_step(s, p, SimOptions{});
-    EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 1e-2) << schedule;
+    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1e-2) << schedule;
   }
 }
 
@@ -168,9 +162,7 @@ TEST(ReduceWait, AnUnprefetchedGatherWaitsBehindTheReduceScatterBeforeIt) {
     for (const char* recompute : {"none", "full"}) {
       const Scenario s = test::scenario(
           base, {std::string("training.framework=") + framework, std::string("parallel.recompute=") + recompute});
-      const Plan p = make_plan(s, profile_for(s));
-      const SimResult r = simulate_step(s, p, SimOptions{});
-      EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 1e-3) << framework << " " << recompute;
+      EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1e-3) << framework << " " << recompute;
     }
   }
 }

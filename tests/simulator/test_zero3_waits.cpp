@@ -46,9 +46,7 @@ TEST(Zero3Waits, PlannerAndSimulatorAgreeOnAGatherBoundFill) {
       "parallel: {tp: 8, pp: 4}\n";
   for (const char* batch : {"training.global_batch=4", "training.global_batch=16", "training.global_batch=64"}) {
     const Scenario s = test::scenario(base, {batch});
-    const Plan p = make_plan(s, profile_for(s));
-    const SimResult r = simulate_step(s, p, SimOptions{});
-    EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 3e-2) << batch;
+    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 3e-2) << batch;
   }
 }
 
@@ -63,9 +61,7 @@ TEST(Zero3Waits, SelectiveRecomputeUnderSubmoduleUnitsGathersOncePerUnit) {
       "training: {framework: fsdp, sequence_length: 2048, global_batch: 32, tokens: 10 G}\n"
       "parallel: {recompute: selective}\n"
       "memory: {fsdp_version: 1, fsdp_unit: submodule}\n");
-  const Plan p = make_plan(s, profile_for(s));
-  const SimResult r = simulate_step(s, p, SimOptions{});
-  EXPECT_NEAR(r.step_seconds / r.analytic_step_seconds, 1.0, 1e-2);
+  EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1e-2);
 }
 
 }  // namespace
