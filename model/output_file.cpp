@@ -60,6 +60,8 @@ bool stream_to(const std::string& file, const std::function<void(std::ostream&)>
 
 void check_output_target(const std::string& path, const std::string& what) {
   if (path.empty()) fail(what, path, "no file name given");
+  // Not a file named "-" beside the user's files: the standard output is the commands' own (their tables).
+  if (path == "-") fail(what, path, "'-' is not the standard output here; give a file name");
   const std::string target = resolved(path, what);
   std::error_code ec;
   if (fs::is_directory(target, ec)) fail(what, path, "it is a directory; give a file name");

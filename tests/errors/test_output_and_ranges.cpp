@@ -85,6 +85,15 @@ TEST(OutputSafety, ABrokenOrLoopingLinkIsAnError) {
   fs::remove_all(dir);
 }
 
+// `report -o -` and `simulate --trace -` wrote a file named "-" (a CLI audit, 2026-12-01): refused.
+TEST(OutputSafety, ADashIsNoOutputFile) {
+  for (const std::string command : {"report -o -", "simulate --trace -", "sweep --grid parallel.pp=2,4 --csv -"}) {
+    const test::RunResult r = test::run_trainplan(command);
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("'-' is not the standard output here; give a file name")) << command;
+  }
+}
+
 // A grid value's quote in the CSV's text cell is doubled (RFC 4180), so a CSV reader reads the value back as
 // written (it read x"y as xy").
 TEST(OutputSafety, ACsvTextCellDoublesItsQuotes) {
