@@ -124,7 +124,7 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   }
   if (!parsed.IsDefined() || parsed.IsNull()) {
     throw InputError({"--set", 0, 0}, key,
-                     "has no value ('" + value + "'); give one, e.g. " + key + "=4, or leave the --set out for the default");
+                     "has no value ('" + value + "'); give one (" + key + "=VALUE) or leave the --set out for the default");
   }
   check_expanded_size(parsed, "--set " + key);  // an alias bomb in the value (model/yaml_reader.h)
   set_path(root, path, 0, without_marks(parsed), assignment);

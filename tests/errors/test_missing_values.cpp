@@ -102,6 +102,8 @@ TEST(MissingValues, EmptySetValueIsAnError) {
     EXPECT_EQ(f.where.file, "--set");
     EXPECT_EQ(f.field, "parallel.tp");
     EXPECT_THAT(f.what, HasSubstr("has no value"));
+    // No made-up example value (it suggested model=4 for a model): the key and a placeholder.
+    EXPECT_THAT(f.what, HasSubstr("give one (parallel.tp=VALUE)"));
   }
 }
 
