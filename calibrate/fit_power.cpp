@@ -10,12 +10,22 @@ namespace tp::fit_detail {
 
 void fit_power(const Measurements& m, const FitOptions& o, FitResult& r) {
   std::vector<double> idle, gemm, memory, gemm_rate;
+  int unsampled = 0;
   for (const auto& it : m.items) {
     if (it.op != MeasuredOp::power) continue;
+    // A phase NVML gave no sample of records 0 W (cuda_runner.cpp sample_phase): no power to fit from it
+    // (a GPU that draws 0 W idle gave a profile of idle: 0 W, busy_fraction 0.01).
+    if (it.watts <= 0) {
+      ++unsampled;
+      continue;
+    }
     if (it.phase == "idle") idle.push_back(it.watts);
     if (it.phase == "gemm") gemm.push_back(it.watts);
     if (it.phase == "gemm" && it.rate > 0) gemm_rate.push_back(it.rate);
     if (it.phase == "memory") memory.push_back(it.watts);
+  }
+  if (unsampled > 0) {
+    r.report.notes.push_back("power: " + std::to_string(unsampled) + " phase(s) recorded 0 W (no NVML sample); not fitted from");
   }
   if (idle.empty() && gemm.empty()) return;
   r.report.idle_watts = median_of(idle);

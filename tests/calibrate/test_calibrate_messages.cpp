@@ -224,5 +224,29 @@ TEST(CalibrateMessages, AShapeOutOfRangeIsTheMeasurementsField) {
   EXPECT_EQ(r.output.find("gemm_measured"), std::string::npos) << r.output;
 }
 
+// A power phase NVML gave no sample of records 0 W; fitted from, it made a profile of idle: 0 W and
+// busy_fraction 0.01 (a CLI audit, 2026-12-01). Such phases are left out with a note: the power stays the
+// generation's (the same fit without power records).
+TEST(CalibrateMessages, AnUnsampledPowerPhaseIsNotFittedFrom) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  Measurements without = m;
+  std::erase_if(without.items, [](const Measurement& it) { return it.op == MeasuredOp::power; });
+  int zeroed = 0;
+  for (Measurement& it : m.items) {
+    if (it.op != MeasuredOp::power) continue;
+    it.watts = 0;
+    ++zeroed;
+  }
+  ASSERT_GT(zeroed, 0);
+  FitOptions o;
+  o.cluster = test::dgx_h100();
+  const FitResult r = fit_profile(m, o);
+  const FitResult reference = fit_profile(without, o);
+  EXPECT_GT(r.profile.idle_power.value, 0.0);
+  EXPECT_DOUBLE_EQ(r.profile.idle_power.value, reference.profile.idle_power.value);
+  EXPECT_DOUBLE_EQ(r.profile.busy_power_fraction, reference.profile.busy_power_fraction);
+  EXPECT_TRUE(has_note(r, "recorded 0 W (no NVML sample)"));
+}
+
 }  // namespace
 }  // namespace tp
