@@ -45,6 +45,8 @@ AttentionShape attention_shape(const json& row, const std::string& file, const s
   a.batch = count_at(row, "batch", file, path);
   a.heads = count_at(row, "heads", file, path);
   a.kv_heads = count_at(row, "kv_heads", file, path);
+  // At the input's own field (the check of the imported file would name the output's).
+  if (a.heads % a.kv_heads != 0) bad(file, path + ".kv_heads", "must divide heads (" + std::to_string(a.heads) + ")");
   a.seq_q = a.seq_kv = count_at(row, "seq", file, path);
   a.head_dim = count_at(row, "head_dim", file, path);
   if (!row.contains("causal") || !row["causal"].is_boolean()) bad(file, path + ".causal", "expected true or false");

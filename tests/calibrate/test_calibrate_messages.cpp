@@ -172,6 +172,10 @@ TEST(CalibrateMessages, ImportTorchRefusesWhatTheFitWouldRefuse) {
        "rows[0].m: expected a whole number up to 2^53"},
       {"eternal", attention + R"("head_dim": 64, "causal": true, "forward_s": 1e308, "backward_s": 1e-3}]})",
        "measurements[0].time.median: a kernel time of 1e+308 s is outside [1 ns, 1 h]"},
+      // At the input's field (it named the imported file's measurements[0].shape.kv_heads; 2026-12-01).
+      {"kv_heads", R"({"attention": [{"backend": "flash", "batch": 16, "heads": 3, "kv_heads": 2, "seq": 1024, )"
+                   R"("head_dim": 64, "causal": true, "forward_s": 1e-3, "backward_s": 1e-3}]})",
+       "attention[0].kv_heads: must divide heads (3)"},
   };
   for (const Case& c : cases) {
     const std::string in = temp_path(std::string("trainplan_import_") + c.name + ".json");
