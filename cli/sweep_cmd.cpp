@@ -311,9 +311,10 @@ int run_sweep_command(const SweepCommandOptions& o) {
   // progress under failures, or host memory) is no near miss of memory.
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
-  if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
   std::optional<Rescored> rescored;
   if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast, tty);
+  // Once all the work is done: a run that fails leaves no file behind.
+  if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
   if (o.format == "json") {
     print_sweep_json(r, spec.objective, bases, fast, rescored ? &*rescored : nullptr);
   } else {

@@ -169,7 +169,8 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
     // issues the reduce-scatter first, post the gather (FSDP1 _post_backward_hook prefetches, then reduces).
     const bool waits_backward = is_backward_piece(before.kind) && use_kind != TaskKind::forward &&
                                 in.zero3.backward_prefetch != BackwardPrefetch::pre;
-    if (waits_backward && reduce_of[prev] >= 0) {
+    // (A reduce-scatter that is not overlapped runs after the backward returns, not between its pieces.)
+    if (waits_backward && in.overlap_grad_reduce && reduce_of[prev] >= 0) {
       if (in.zero3.backward_prefetch == BackwardPrefetch::none) g.add_dependency(reduce_of[prev], gather);
       else g.add_dependency(gather, reduce_of[prev]);
     }

@@ -103,7 +103,8 @@ TEST(PlannerAndSimulator, AgreeOnRandomLayouts) {
 }
 
 // Property: every layout the planner accepts, the simulator simulates (no internal error, nothing below its
-// lower bound), with the overlap switches, the gradient sync and ZeRO-3's sharding group drawn as well. A
+// lower bound), with the overlap switches, the gradient sync, ZeRO-3's sharding group and FSDP1's backward
+// prefetch drawn as well. A
 // random sweep of this kind found 37 of 1,700 ending in a task-graph cycle (2026-12-01: ZeRO-3 with the reduce
 // not overlapped and two micro-batches or more); the test above swallowed such errors as rejected layouts.
 TEST(PlannerAndSimulator, SimulateEveryLayoutThePlannerAccepts) {
@@ -120,6 +121,8 @@ TEST(PlannerAndSimulator, SimulateEveryLayoutThePlannerAccepts) {
                                   ", param_gather: " + flags[pick(2)] + "}"};
     if (pick(2) == 0) sets.push_back(std::string("training.gradient_sync=") + syncs[pick(2)]);
     if (pick(3) == 0) sets.push_back("parallel.dp_shard=1");
+    static const char* const prefetch[] = {"pre", "post", "none"};  // FSDP1's backward_prefetch (fsdp only)
+    if (pick(3) == 0) sets.push_back(std::string("memory={fsdp_version: 1, fsdp_backward_prefetch: ") + prefetch[pick(3)] + "}");
     try {
       const Scenario s = test::scenario(yaml, sets);
       const Plan p = make_plan(s, profile_for(s));
