@@ -18,7 +18,7 @@ int run_calibrate_check(const CalibrateCheckOptions& o) {
   const Measurements m = read_measurements(o.input);
   const YAML::Node root = load_yaml_file(o.profile);
   std::string key = o.gpu;
-  if (key.empty() && root["gpu"] && root["gpu"].IsScalar()) key = root["gpu"].Scalar();
+  if (key.empty() && root.IsMap() && root["gpu"] && root["gpu"].IsScalar()) key = root["gpu"].Scalar();
   if (key.empty()) key = m.device.gpu_key;
   if (key.empty()) key = guess_gpu_key(m.device.name, m.device.memory_bytes);
   if (key.empty()) {

@@ -182,9 +182,11 @@ int run_calibrate_fit(const CalibrateFitOptions& o) {
 int run_calibrate_show(const std::string& path, const std::string& gpu_key) {
   YAML::Node root = load_yaml_file(path);
   std::string key = gpu_key;
-  if (key.empty() && root["gpu"] && root["gpu"].IsScalar()) key = root["gpu"].Scalar();
+  const bool from_file = key.empty() && root.IsMap() && root["gpu"] && root["gpu"].IsScalar();
+  if (from_file) key = root["gpu"].Scalar();
   GpuSpec gpu;
-  if (!key.empty()) gpu = Catalog::builtin().gpu(key, location_of(root["gpu"], path), "gpu");
+  // An unknown key is blamed where it was written: the profile's gpu:, or --gpu.
+  if (!key.empty()) gpu = Catalog::builtin().gpu(key, from_file ? location_of(root["gpu"], path) : SourceLocation{"--gpu", 0, 0}, "gpu");
   const HardwareProfile p = load_profile(path, gpu);
   std::printf("hardware profile %s (gpu: %s)\n", path.c_str(), p.gpu.empty() ? "any" : p.gpu.c_str());
   std::printf("  GEMM time = latency + smooth_max(2MNK / (peak eff K/(K+k_half)), bytes / (bw_eff HBM))\n");

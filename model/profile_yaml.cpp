@@ -192,9 +192,9 @@ void require_clocks_of_the_gpu(const YAML::Node& root, const std::string& name, 
 HardwareProfile profile_from_node(const YAML::Node& root, const std::string& name, const GpuSpec& gpu) {
   // An empty file (a truncated copy, a wrong path's placeholder) is no profile: it would plan with the
   // generation's defaults under the file's name.
-  if (!root.IsDefined() || root.IsNull()) {
+  if (!root.IsDefined() || root.IsNull() || (root.IsMap() && root.size() == 0)) {
     throw InputError({name, 0, 0}, "",
-                     "holds no hardware profile (the file is empty or only comments); `trainplan calibrate fit` "
+                     "holds no hardware profile (the file is empty, only comments or {}); `trainplan calibrate fit` "
                      "writes one (docs/calibration.md)");
   }
   // A measurement file of `calibrate run` (its device and clocks) given where a profile goes.

@@ -207,6 +207,18 @@ TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
     EXPECT_NE(r.output.find("gpu: the profile describes 'h100-sxm-80gb'"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("faster than the GPU's"), std::string::npos) << r.output;
   }
+  // A re-audit (2026-12-01): a profile that is a bare scalar ended in an internal error (exit 70), and an
+  // unknown --gpu was blamed on the profile's gpu: line.
+  const std::string scalar = temp_path("trainplan_msg_scalar_profile.yaml");
+  std::ofstream(scalar) << "hello\n";
+  for (const std::string& command : {"calibrate show '" + scalar + "'", "calibrate check '" + scalar + "' '" + measurements + "'"}) {
+    const auto r = test::run_trainplan(command);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("(document): expected a mapping of keys to values"), std::string::npos) << r.output;
+  }
+  const auto unknown = test::run_trainplan("calibrate show '" + profile + "' --gpu nope");
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("error: --gpu: gpu: unknown gpu 'nope'"), std::string::npos) << unknown.output;
 }
 
 // A GEMM shape beyond the profile's range (2^62) was reported at the fitted profile's field
