@@ -74,13 +74,36 @@ void reject_axes_auto_chooses(const SweepSpec& spec) {
   }
 }
 
-// --set may not fix a key the grid varies: the grid's values would silently replace it. A sweep file's axis
-// is replaced by --grid; a --grid axis is given either to --set or to --grid.
+// Two keys that touch the same value: the same key, or one inside the other (model and model.layers):
+// whichever is applied last replaces what the other set.
+bool keys_overlap(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::string& shorter = a.size() < b.size() ? a : b;
+  const std::string& longer = a.size() < b.size() ? b : a;
+  return longer.rfind(shorter + ".", 0) == 0;
+}
+
+// Two axes over overlapping keys: the points labelled with one axis's values would be computed with the
+// other's (a re-audit, 2026-12-01: model.layers=16,32 with model=... gave the two layer counts one result).
+void reject_overlapping_axes(const std::vector<Axis>& axes) {
+  for (std::size_t j = 0; j < axes.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      if (!keys_overlap(axes[i].key, axes[j].key)) continue;
+      throw InputError(axes[j].where, "grid." + axes[j].key,
+                       "overlaps the grid's axis " + axes[i].key + " (" + axes[i].where.str() +
+                           "): one would replace what the other sets; sweep one of them");
+    }
+  }
+}
+
+// --set may not fix a key the grid varies (or one inside it, or one that holds it): the grid's values would
+// silently replace it. A sweep file's axis is replaced by --grid; a --grid axis is given either to --set or to
+// --grid.
 void reject_sets_of_swept_keys(const std::vector<Axis>& axes, const std::vector<std::string>& sets, bool file_axes) {
   for (const std::string& s : sets) {
     const std::string key = s.substr(0, s.find('='));
     for (const Axis& a : axes) {
-      if (a.key != key) continue;
+      if (!keys_overlap(a.key, key)) continue;
       const std::string hint = file_axes ? "give --grid " + key + "=... to replace its values"
                                          : "give the key to --set or to --grid, not both";
       throw InputError({"--set", 0, 0}, key, "the sweep's grid varies this key (" + a.where.str() + "): " + hint);
@@ -161,6 +184,7 @@ SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string
                      "nothing to sweep: give --grid key=v1,v2,... or --grid parallel=auto (or grid: in a sweep file)");
   }
   reject_duplicate_values(spec.axes);
+  reject_overlapping_axes(spec.axes);
   reject_axes_auto_chooses(spec);
   std::vector<Axis> slow;
   for (const auto& a : spec.axes) {

@@ -159,6 +159,14 @@ TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
        "--set: parallel.tp: the sweep's grid varies this key"},
       // Without a sweep file the --grid values replaced the --set value silently (tp 1 and 4 swept, tp 2 never).
       {"sweep --set parallel.tp=2 --grid parallel.tp=1,4", "the sweep's grid varies this key (--grid): give the key"},
+      // Overlapping keys (a re-audit, 2026-12-01): the layer counts were replaced by each model's own, the
+      // `every` by none / full, and the points kept the labels of values never applied.
+      {"sweep --grid model.layers=16,32 --grid model=llama3.1-8b,llama3.1-70b",
+       "grid.model: overlaps the grid's axis model.layers (--grid): one would replace what the other sets"},
+      {"sweep --grid parallel.recompute.every=2,4 --grid parallel.recompute=none,full",
+       "grid.parallel.recompute: overlaps the grid's axis parallel.recompute.every"},
+      {"sweep --set parallel.recompute.every=2 --grid parallel.recompute=none,full",
+       "--set: parallel.recompute.every: the sweep's grid varies this key"},
   };
   for (const Case& c : cases) {
     const test::RunResult r = test::run_trainplan(c.args);
