@@ -306,13 +306,17 @@ int run_sweep_command(const SweepCommandOptions& o) {
       progress_bar(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     };
   }
-  SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, spec.top, options);
+  // --simulate-top N re-scores the best N even when --top shows fewer: the sweep keeps the larger count, and
+  // the analytic tables show --top (N was capped at --top before 2026-12-01).
+  const int kept = std::max(spec.top, o.simulate_top);
+  SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, kept, options);
   // Nearest misses are layouts short of memory; an infeasible point that fits (its job cannot make
   // progress under failures, or host memory) is no near miss of memory.
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
   std::optional<Rescored> rescored;
   if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast, tty);
+  if (r.top.size() > static_cast<std::size_t>(spec.top)) r.top.resize(static_cast<std::size_t>(spec.top));
   // Once all the work is done: a run that fails leaves no file behind.
   if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);
   if (o.format == "json") {

@@ -190,6 +190,12 @@ TEST(OutputSafety, SimulateTopKeepsTheSweepJsonValid) {
     EXPECT_GT(p["step_seconds"].get<double>(), 0);
     EXPECT_GT(p["analytic_step_seconds"].get<double>(), 0);
   }
+  // --simulate-top N beyond --top re-scores N all the same (it was capped at --top; a re-audit, 2026-12-01).
+  const test::RunResult wide = test::run_trainplan("sweep --grid parallel.pp=2,4,8 --top 1 --simulate-top 3 --format json 2>/dev/null");
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  const nlohmann::json w = nlohmann::json::parse(wide.output);
+  EXPECT_EQ(w["top"].size(), 1u);
+  EXPECT_EQ(w["simulated_top"].size(), 3u);
 }
 
 // Before: catalog --format json held a GPU's name and memory only (the table shows bandwidth, peaks, TDP).
