@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "errors.h"
+#include "input_file.h"
 
 namespace tp {
 namespace {
@@ -65,6 +66,7 @@ void check_output_target(const std::string& path, const std::string& what) {
   const std::string target = resolved(path, what);
   std::error_code ec;
   if (fs::is_directory(target, ec)) fail(what, path, "it is a directory; give a file name");
+  if (was_read_as_input(target)) fail(what, path, "it is one of the command's input files; give another file name");
   const fs::path parent = fs::path(target).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec)) fail(what, path, "the folder " + parent.string() + " does not exist");
 }
