@@ -23,8 +23,10 @@ struct ErrorSummary {
   double mean() const { return n > 0 ? sum / n : 0.0; }
   double signed_mean() const { return n > 0 ? signed_sum / n : 0.0; }
   // "what: mean absolute error 4.0%, max 11.3% over 18 runs" (nothing for an empty set).
+  // An empty summary says so: no error is no perfect score.
   void print(const char* what) const {
     if (n > 0) std::printf("%s: mean absolute error %.1f%%, max %.1f%% over %d runs\n", what, 100 * mean(), 100 * worst, n);
+    else std::printf("%s: no run with a measured value to compare\n", what);
   }
   // "  gpu h100-sxm-80gb   mean absolute error  23.1%, signed mean -22.2%, max  42.2% over 30 runs"
   void print_group(const char* kind, const std::string& name) const {

@@ -78,7 +78,7 @@ Scenario run_scenario(MapReader& run, const std::string& dir) {
 
 // The real single-GPU steps of dir/index.yaml: step time, and total - overhead against the peak the
 // framework allocated (JSON contract: memory.per_gpu.overhead is the CUDA context and allocator slack).
-std::vector<ValidationRow> step_rows(const std::string& dir) {
+std::vector<ValidationRow> step_rows(const std::string& dir, const std::string& gpu) {
   const std::string index_path = dir + "/index.yaml";
   std::vector<ValidationRow> rows;
   for (const auto& run : index_runs(index_path)) {
@@ -86,6 +86,10 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
     ValidationRow row;
     row.scenario = row.name = required_text(r, "scenario");
     const Scenario s = run_scenario(r, dir);
+    // The folder holds one GPU's steps (h100-pytorch: H100 SXM): another GPU's would be summed into its set.
+    if (s.cluster.gpu.key.rfind(gpu + "-", 0) != 0) {
+      r.fail("scenario", "runs on " + s.cluster.gpu.key + ", but this folder holds " + gpu + " steps");
+    }
     const Plan p = make_plan(s, profile_for(s));
     row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
@@ -93,7 +97,7 @@ std::vector<ValidationRow> step_rows(const std::string& dir) {
     row.has_memory = true;
     row.predicted_memory = (p.estimate.memory.total - p.estimate.memory.overhead).value;
     row.predicted_to_fit = p.estimate.feasible;
-    r.node("parameters");  // informational: the model's parameter count
+    (void)r.integer("parameters", 0, 1, std::int64_t(1) << 52);  // informational: the model's parameter count
     row.oom = r.boolean("oom", false);
     // A run that ran out of memory has no step to compare; one that ran has both.
     row.measured_step = row.oom ? 0 : r.number("step_seconds", -1, kLeastStep, kMostStep);
@@ -144,7 +148,7 @@ std::vector<ValidationSet> validation_sets(const std::string& dir) {
   for (const char* gpu : {"h100", "h200"}) {
     const std::string steps = dir + "/" + gpu + "-pytorch";
     if (std::filesystem::exists(steps + "/index.yaml")) {
-      sets.push_back({ValidationKind::steps, std::string(gpu) + "_pytorch", steps + "/index.yaml", step_rows(steps)});
+      sets.push_back({ValidationKind::steps, std::string(gpu) + "_pytorch", steps + "/index.yaml", step_rows(steps, gpu)});
     }
   }
   return sets;

@@ -38,6 +38,7 @@ void print_published(const ValidationSet& set) {
                 100 * step_error(r), 100 * r.mfu);
   }
   const SetSummary s = summarize(set);
+  print_groups("class", s.by_class);  // a user's own runs may give classes
   print_groups("gpu", s.by_gpu);
   s.step.print("step time");
 }
@@ -77,7 +78,11 @@ void print_steps(const ValidationSet& set) {
   s.memory.print("memory (total - overhead vs peak allocated)");
 }
 
+// Over no runs the errors are null, not 0 (which would read as a perfect score).
 nlohmann::json summary_json(const ErrorSummary& e) {
+  if (e.n == 0) {
+    return {{"runs", 0}, {"mean_absolute_error", nullptr}, {"signed_mean_error", nullptr}, {"max_absolute_error", nullptr}};
+  }
   return {{"runs", e.n}, {"mean_absolute_error", e.mean()}, {"signed_mean_error", e.signed_mean()},
           {"max_absolute_error", e.worst}};
 }
@@ -114,7 +119,7 @@ nlohmann::json set_json(const ValidationSet& set) {
   for (const auto& r : set.rows) runs.push_back(row_json(r));
   const SetSummary s = summarize(set);
   nlohmann::json j = {{"index", set.index}, {"runs", runs}, {"step_time", summary_json(s.step)}, {"by_gpu", groups_json(s.by_gpu)}};
-  if (set.kind == ValidationKind::sharded) j["by_class"] = groups_json(s.by_class);
+  if (set.kind == ValidationKind::sharded || !s.by_class.empty()) j["by_class"] = groups_json(s.by_class);
   if (set.kind == ValidationKind::steps) j["memory"] = summary_json(s.memory);
   return j;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "error_test_support.h"
@@ -119,6 +120,38 @@ TEST(ValidateErrors, IndexShapesAreInputErrors) {
   const test::RunResult empty = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-empty", "")));
   EXPECT_EQ(empty.exit_code, 1) << empty.output;
   EXPECT_THAT(empty.output, HasSubstr("validate-empty/index.yaml: (document): expected a mapping with runs:"));
+}
+
+// A re-audit (2026-12-01): a user's classes grouped nothing, a set with no measured run summarised as a
+// mean error of 0, another GPU's scenario was summed into the H100 steps, and `parameters` took -3.
+TEST(ValidateErrors, OwnRunsSummariesAreHonest) {
+  const std::string classed = "runs:\n- scenario: run.yaml\n  source: mine\n  class: x\n  measured: {step_seconds: 2.5}\n";
+  const test::RunResult grouped = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-class", classed)) + " --format json");
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.output;
+  EXPECT_EQ(nlohmann::json::parse(grouped.output)["sets"]["published"]["by_class"]["x"]["runs"], 1);
+  const std::string none = validation_dir("validate-norun", "runs: []\n");
+  const test::RunResult table = test::run_trainplan("validate --dir " + quoted(none));
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("step time: no run with a measured value to compare"));
+  const test::RunResult json = test::run_trainplan("validate --dir " + quoted(none) + " --format json");
+  EXPECT_TRUE(nlohmann::json::parse(json.output)["sets"]["published"]["step_time"]["mean_absolute_error"].is_null());
+  // The H100 steps' folder: an A100 scenario, and a parameter count below 1.
+  const std::string dir = validation_dir("validate-steps", "runs: []\n");
+  std::filesystem::create_directories(std::filesystem::path(dir) / "h100-pytorch");
+  errtest::Yaml a100;
+  a100.cluster = "{preset: dgx-a100, nodes: 1}";
+  errtest::write_file("validate-steps/h100-pytorch/a100.yaml", a100.str());
+  errtest::write_file("validate-steps/h100-pytorch/h100.yaml", errtest::Yaml{}.str());
+  const std::string steps = "runs:\n- {scenario: a100.yaml, parameters: 8000000000, step_seconds: 1, peak_allocated_bytes: 1e10}\n";
+  errtest::write_file("validate-steps/h100-pytorch/index.yaml", steps);
+  test::RunResult r = test::run_trainplan("validate --dir " + quoted(dir));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("runs[0].scenario: runs on a100-sxm4-80gb, but this folder holds h100 steps"));
+  errtest::write_file("validate-steps/h100-pytorch/index.yaml",
+                      "runs:\n- {scenario: h100.yaml, parameters: -3, step_seconds: 1, peak_allocated_bytes: 1e10}\n");
+  r = test::run_trainplan("validate --dir " + quoted(dir));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("runs[0].parameters"));
 }
 
 // The same folder with a valid measurement validates: exit 0, one run in the table.
