@@ -15,8 +15,13 @@
 namespace tp {
 
 int run_calibrate_check(const CalibrateCheckOptions& o) {
-  const Measurements m = read_measurements(o.input);
   const YAML::Node root = load_yaml_file(o.profile);
+  // The two files swapped (measurements first): the profile slot holds a `calibrate run` file.
+  if (root.IsMap() && root["device"] && root["clocks"]) {
+    throw InputError({o.profile, 0, 0}, "", "is a measurement file: `calibrate check` takes the PROFILE (YAML) first, "
+                                            "then the MEASUREMENTS (JSON)");
+  }
+  const Measurements m = read_measurements(o.input);
   std::string key = o.gpu;
   if (key.empty() && root.IsMap() && root["gpu"] && root["gpu"].IsScalar()) key = root["gpu"].Scalar();
   if (key.empty()) key = m.device.gpu_key;
@@ -30,6 +35,10 @@ int run_calibrate_check(const CalibrateCheckOptions& o) {
   cluster.gpus_per_node = std::max(1, m.settings.gpus_per_node);
   cluster.nodes = std::max(1, m.settings.nodes);
   const HardwareProfile hw = load_profile(o.profile, cluster.gpu);
+  if (!m.device.gpu_key.empty() && m.device.gpu_key != cluster.gpu.key) {
+    std::cerr << "warning: " << o.input << ": measured on " << m.device.gpu_key << ", checked against the profile of "
+              << cluster.gpu.key << "\n";
+  }
   CheckOptions co;
   co.exact_shapes = !o.no_exact_shapes;
   const std::vector<CheckFamily> families = check_profile(hw, cluster, m, co);

@@ -70,10 +70,18 @@ ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
   // A device whose memory is not the catalog GPU's (an H200's 141 GB recorded as an H100) is fitted against
   // the wrong peaks: said, since only the user knows which is right.
   const double memory = m.device.memory_bytes;
-  if (!from_flag && memory > 0 && std::fabs(memory / c.gpu.memory.value - 1) > 0.15) {
+  const bool memory_differs = memory > 0 && std::fabs(memory / c.gpu.memory.value - 1) > 0.15;
+  if (!from_flag && memory_differs) {
     std::fprintf(stderr, "warning: %s: the device '%s' has %.0f GB of memory, the catalog's %s %.0f GB: give --gpu KEY if "
                          "it is another GPU\n", o.input.c_str(), m.device.name.c_str(), memory / 1e9, c.gpu.key.c_str(),
                  c.gpu.memory.value / 1e9);
+  }
+  // --gpu against the file's own record of its device (an H100 file fitted as an H200): done as asked, said.
+  const bool key_differs = !m.device.gpu_key.empty() && m.device.gpu_key != c.gpu.key;
+  if (from_flag && (key_differs || memory_differs)) {
+    std::fprintf(stderr, "warning: %s: the file's device is '%s' (%s, %.0f GB); fitted as --gpu %s (%.0f GB) as asked\n",
+                 o.input.c_str(), m.device.name.c_str(), m.device.gpu_key.empty() ? "no catalog key" : m.device.gpu_key.c_str(),
+                 memory / 1e9, c.gpu.key.c_str(), c.gpu.memory.value / 1e9);
   }
   c.key = "calibration";
   c.gpus_per_node = std::max(1, m.settings.gpus_per_node);

@@ -216,6 +216,17 @@ TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("(document): expected a mapping of keys to values"), std::string::npos) << r.output;
   }
+  // The files swapped, and another GPU's measurements checked or fitted as asked: said.
+  const auto swapped = test::run_trainplan("calibrate check '" + measurements + "' '" + profile + "'");
+  EXPECT_EQ(swapped.exit_code, 1) << swapped.output;
+  EXPECT_NE(swapped.output.find("takes the PROFILE (YAML) first, then the MEASUREMENTS (JSON)"), std::string::npos)
+      << swapped.output;
+  const std::string h200 = test::source_path("scenarios/profiles/h200.yaml");
+  const auto other = test::run_trainplan("calibrate check '" + h200 + "' '" + measurements + "'");
+  EXPECT_NE(other.output.find("warning: " + measurements + ": measured on h100-sxm-80gb, checked against the profile of h200"),
+            std::string::npos) << other.output;
+  const auto refit = test::run_trainplan("calibrate fit '" + measurements + "' --gpu h200 -o '" + temp_path("trainplan_msg_h200.yaml") + "'");
+  EXPECT_NE(refit.output.find("fitted as --gpu h200-sxm-141gb (151 GB) as asked"), std::string::npos) << refit.output;
   const auto unknown = test::run_trainplan("calibrate show '" + profile + "' --gpu nope");
   EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
   EXPECT_NE(unknown.output.find("error: --gpu: gpu: unknown gpu 'nope'"), std::string::npos) << unknown.output;
