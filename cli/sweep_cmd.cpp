@@ -280,8 +280,9 @@ void print_rescored_table(const Rescored& r) {
                   format_fixed(r.analytic_step[i], 3).c_str(), "-", why.substr(0, why.find(" (")).c_str());
       continue;
     }
+    const double diff = 100.0 * (p.step / r.analytic_step[i] - 1.0);
     std::printf("  %4zu  %-46s %14s %14s %7.1f%%\n", i + 1, layout_label(p).c_str(), format_fixed(r.analytic_step[i], 3).c_str(),
-                format_fixed(p.step, 3).c_str(), 100.0 * (p.step / r.analytic_step[i] - 1.0));
+                format_fixed(p.step, 3).c_str(), std::fabs(diff) < 0.05 ? 0.0 : diff);  // no "-0.0%"
   }
 }
 

@@ -42,19 +42,14 @@ constexpr double kLeastPeakBytes = 1, kMostPeakBytes = 1e15;             // byte
 
 // A published run's measured step: `measured: {step_seconds: S}`, or the step its per-GPU throughput
 // implies (`tokens_per_second_per_gpu: R`: the GPU's tokens per step / R); one of the two.
-double measured_step(const YAML::Node& run, const std::string& index_path, double tokens_per_gpu_step) {
-  const YAML::Node measured = run["measured"];
-  if (!measured || !measured.IsMap()) {
-    throw InputError(location_of(measured ? measured : run, index_path), "measured",
-                     "needs step_seconds or tokens_per_second_per_gpu");
-  }
-  MapReader r(measured, "measured", index_path);
+double measured_step(MapReader& run, double tokens_per_gpu_step) {
+  const YAML::Node measured = run.node("measured");
+  if (!measured || !measured.IsMap()) run.fail("measured", "needs step_seconds or tokens_per_second_per_gpu");
+  MapReader r(measured, run.field("measured"), run.file());
   const bool by_step = r.has("step_seconds");
   const bool by_rate = r.has("tokens_per_second_per_gpu");
-  if (by_step == by_rate) {
-    r.fail("step_seconds", by_step ? "give step_seconds or tokens_per_second_per_gpu, not both"
-                                   : "needs step_seconds or tokens_per_second_per_gpu");
-  }
+  if (by_step && by_rate) r.fail("step_seconds", "give step_seconds or tokens_per_second_per_gpu, not both");
+  if (!by_step && !by_rate) run.fail("measured", "needs step_seconds or tokens_per_second_per_gpu");
   const double step = by_step ? r.number("step_seconds", 0, kLeastStep, kMostStep)
                               : tokens_per_gpu_step / r.number("tokens_per_second_per_gpu", 0, kLeastTokenRate, kMostTokenRate);
   r.finish();
@@ -122,15 +117,15 @@ std::vector<ValidationRow> validation_rows(const std::string& dir) {
     row.scenario = required_text(r, "scenario");
     row.source = required_text(r, "source");
     row.failure_class = r.string("class", "");
-    r.node("measured");    // read by measured_step below
     r.node("conversion");  // informational: how the run's reported figure becomes a step time
+    (void)r.node("measured");  // read by measured_step below, after the run's other keys are checked
     r.finish();
     const Scenario s = run_scenario(r, dir);
     const Plan p = make_plan(s, profile_for(s));
     row.name = s.name;
     row.gpu = s.cluster.gpu.key;
     row.predicted_step = p.time.step.value;
-    row.measured_step = measured_step(run, index_path, p.estimate.tokens_per_step / s.gpus());
+    row.measured_step = measured_step(r, p.estimate.tokens_per_step / s.gpus());
     row.mfu = p.time.mfu;
     rows.push_back(row);
   }

@@ -54,9 +54,10 @@ void check_task_count(const StepInputs& in, std::uint64_t max_tasks, int runs) {
                          std::to_string(kJitteredStepsOfWork) + " x the task limit of " + limit_count_text(max_tasks) +
                          " (fewer --steps, or raise the limit with --max-tasks)");
   }
+  const auto counted = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   throw InputError({"simulator", 0, 0}, "",
-                   "one step of " + std::to_string(in.stages) + " stages x " + std::to_string(in.chunks) +
-                       " chunks x " + std::to_string(in.micro_batches) + " micro-batches makes up to " +
+                   "one step of " + counted(in.stages, "stage", "stages") + " x " + counted(in.chunks, "chunk", "chunks") +
+                       " x " + counted(in.micro_batches, "micro-batch", "micro-batches") + " makes up to " +
                        limit_count_text(bound) + " tasks, more than the limit of " + limit_count_text(max_tasks) +
                        " (fewer micro-batches: a smaller training.global_batch or a larger training.micro_batch; "
                        "or raise the limit with --max-tasks)");

@@ -39,7 +39,7 @@ TEST(ValidateErrors, ZeroMeasuredStepIsLocatedAndExitsOne) {
   for (const char* format : {"table", "json"}) {
     const test::RunResult r = test::run_trainplan("validate --dir " + quoted(dir) + " --format " + format);
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_THAT(r.output, HasSubstr(in_index(index, "0}") + ": measured.step_seconds: value 0 is out of range [1e-06, 1e+07]"));
+    EXPECT_THAT(r.output, HasSubstr(in_index(index, "0}") + ": runs[0].measured.step_seconds: value 0 is out of range [1e-06, 1e+07]"));
     EXPECT_THAT(r.output, Not(HasSubstr("measured [s]")));  // no table header
     EXPECT_THAT(r.output, Not(HasSubstr("{")));              // no JSON
   }
@@ -50,12 +50,12 @@ TEST(ValidateErrors, MissingOrTextMeasurementsAreLocated) {
   const std::string none = validation_dir("validate-none", unmeasured);
   test::RunResult r = test::run_trainplan("validate --dir " + quoted(none));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(in_index(unmeasured, "scenario") + ": measured: needs step_seconds or tokens_per_second_per_gpu"));
+  EXPECT_THAT(r.output, HasSubstr(in_index(unmeasured, "scenario") + ": runs[0].measured: needs step_seconds or tokens_per_second_per_gpu"));
   const std::string worded = "runs:\n- scenario: run.yaml\n  source: mine\n  measured: {tokens_per_second_per_gpu: fast}\n";
   const std::string text = validation_dir("validate-text", worded);
   r = test::run_trainplan("validate --dir " + quoted(text));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(in_index(worded, "fast") + ": measured.tokens_per_second_per_gpu: expected a number, got 'fast'"));
+  EXPECT_THAT(r.output, HasSubstr(in_index(worded, "fast") + ": runs[0].measured.tokens_per_second_per_gpu: expected a number, got 'fast'"));
   const std::string no_list = validation_dir("validate-nolist", "runs: run.yaml\n");
   r = test::run_trainplan("validate --dir " + quoted(no_list));
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -74,13 +74,13 @@ TEST(ValidateErrors, MeasuredValuesAreBoundedAndStrict) {
   const std::string head = "runs:\n- scenario: run.yaml\n  source: mine\n  measured: ";
   const Case cases[] = {
       {"validate-denormal", head + "{step_seconds: 1e-320}\n", "1e-320",
-       ": measured.step_seconds: value 1e-320 is out of range [1e-06, 1e+07]"},
+       ": runs[0].measured.step_seconds: value 1e-320 is out of range [1e-06, 1e+07]"},
       {"validate-huge-rate", head + "{tokens_per_second_per_gpu: 1.7e308}\n", "1.7e308",
-       ": measured.tokens_per_second_per_gpu: value 1.7e308 is out of range [0.001, 1e+09]"},
+       ": runs[0].measured.tokens_per_second_per_gpu: value 1.7e308 is out of range [0.001, 1e+09]"},
       {"validate-both", head + "{step_seconds: 2, tokens_per_second_per_gpu: 900}\n", "2, tokens",
-       ": measured.step_seconds: give step_seconds or tokens_per_second_per_gpu, not both"},
+       ": runs[0].measured.step_seconds: give step_seconds or tokens_per_second_per_gpu, not both"},
       {"validate-misspelled", head + "{step_seconds: 2, step_secs: 1.4}\n", "step_secs:",
-       ": measured.step_secs: unknown key"},
+       ": runs[0].measured.step_secs: unknown key"},
   };
   for (const Case& c : cases) {
     for (const char* format : {"table", "json"}) {
