@@ -182,8 +182,11 @@ Measurement read_measurement(const json& j, const std::string& path, const std::
 // "schema" must be present and name this trainplan's measurements version.
 std::string read_schema(JsonObjectReader& r, const json& j) {
   if (!j.contains("schema")) {
+    // PyTorch's reference timings (measurements/scripts: fused_ref.py, kernel_ref.py) are imported first.
+    const bool torch = j.contains("rows") || j.contains("attention") || j.contains("kernels");
     r.fail("schema", std::string("missing: not a trainplan measurements file (expected \"schema\": \"") +
-                         kMeasurementsSchema + "\")");
+                         kMeasurementsSchema + "\")" +
+                         (torch ? "; PyTorch reference timings: `trainplan calibrate import-torch FILE -o OUT.json` first" : ""));
   }
   std::string schema = r.string("schema", "", true);
   if (schema != kMeasurementsSchema) {

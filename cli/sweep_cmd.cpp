@@ -184,7 +184,7 @@ void print_sweep_json(const SweepResult& r, Objective objective, const std::vect
 // The table format: a summary line, the counts, the point tables, rejections and nearest misses.
 void print_sweep_table(const SweepResult& r, const SweepSpec& spec, const std::vector<SweepBase>& bases,
                        const std::vector<FastAxis>& fast) {
-  std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.base_file.c_str(),
+  std::printf("Sweep of %s: %s points in %.2f s (%s points/s), objective %s\n", spec.label().c_str(),
               format_count(static_cast<double>(r.total)).c_str(), r.seconds,
               format_count(r.total / std::max(r.seconds, 1e-9)).c_str(), to_string(spec.objective));
   std::printf("  feasible %llu, out of memory %llu, indivisible %llu, rejected by constraints %llu",

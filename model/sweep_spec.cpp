@@ -198,6 +198,7 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
   YAML::Node root = parse_yaml_text(text, path);
   MapReader r(root, "", path);
   SweepSpec spec;
+  spec.sweep_file = path;
   if (!r.has("base")) r.fail("base", "required: a scenario file (relative to this file) or an inline scenario");
   YAML::Node base = r.node("base");
   if (base.IsScalar()) {

@@ -34,6 +34,9 @@ struct SweepSpec {
   // error in it keeps its file, line and column (a copied YAML node loses them).
   std::string base_text;          // the scenario file's text, the sweep file's (base_inline) or the built-in one
   std::string base_file;          // for messages
+  std::string sweep_file;         // the sweep file given, if any (else the base scenario was given)
+  // What the sweep was given, for its title: the sweep file (and its base) or the base scenario.
+  std::string label() const { return sweep_file.empty() ? base_file : sweep_file + " (base " + base_file + ")"; }
   bool base_inline = false;       // the base is the `base:` mapping of the sweep file base_text
   std::vector<std::string> sets;  // --set overrides, applied after parsing
   std::vector<Axis> axes;

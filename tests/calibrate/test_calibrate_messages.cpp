@@ -216,6 +216,10 @@ TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("(document): expected a mapping of keys to values"), std::string::npos) << r.output;
   }
+  // PyTorch's reference timings given to fit: the import step is named.
+  const auto torch = test::run_trainplan("calibrate fit '" + test::source_path("tests/data/h100-sxm/torch-same-shapes.json") + "'");
+  EXPECT_EQ(torch.exit_code, 1) << torch.output;
+  EXPECT_NE(torch.output.find("`trainplan calibrate import-torch FILE -o OUT.json` first"), std::string::npos) << torch.output;
   // The files swapped, and another GPU's measurements checked or fitted as asked: said.
   const auto swapped = test::run_trainplan("calibrate check '" + measurements + "' '" + profile + "'");
   EXPECT_EQ(swapped.exit_code, 1) << swapped.output;

@@ -374,6 +374,10 @@ TEST(SweepCli, SweepFileWorks) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"pareto_time_cost\""), std::string::npos);
   EXPECT_NE(r.output.find("\"feasible\""), std::string::npos);
+  // The table's title names the sweep file given (it named only its base scenario; a re-audit, 2026-12-01).
+  const test::RunResult table = test::run_trainplan("sweep " + test::source_path("scenarios/examples/sweep-llama3.1-70b.yaml"));
+  EXPECT_NE(table.output.find("Sweep of " + test::source_path("scenarios/examples/sweep-llama3.1-70b.yaml") + " (base "),
+            std::string::npos) << table.output;
 }
 
 }  // namespace
