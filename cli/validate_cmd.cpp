@@ -67,6 +67,7 @@ std::string required_text(MapReader& run, const std::string& key) {
 Scenario run_scenario(MapReader& run, const std::string& dir) {
   const std::string path = dir + "/" + required_text(run, "scenario");
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) run.fail("scenario", path + ": is a folder; name the scenario file");
   if (!std::filesystem::is_regular_file(path, ec)) run.fail("scenario", path + ": no such file");
   return load_scenario_file(path);
 }

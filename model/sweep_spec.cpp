@@ -124,13 +124,17 @@ std::vector<std::string> expand_values(const std::string& raw, const SourceLocat
     if (!to_int(lo_text, lo) || !to_int(hi_text, hi) || lo > hi || lo < 0) {
       throw InputError(where, field, "bad range '" + part + "': expected lo..hi with integers lo <= hi");
     }
-    if (hi - lo > 100000) throw InputError(where, field, "range '" + part + "' has more than 100,000 values");
-    if (static_cast<std::uint64_t>(hi - lo) >= work_limits().sweep_points - out.size()) {
-      too_many_points(where, field, "the values of '" + raw + "'");
-    }
-    for (std::int64_t v = lo; v <= hi; ++v) {
-      if (pow2 && (v <= 0 || (v & (v - 1)) != 0)) continue;
-      out.push_back(std::to_string(v));
+    if (pow2) {  // at most 63 values, whatever the range: the key's own range judges them
+      for (std::int64_t v = 1; v <= hi; v *= 2) {
+        if (v >= lo) out.push_back(std::to_string(v));
+        if (v > hi / 2) break;
+      }
+    } else {
+      if (hi - lo > 100000) throw InputError(where, field, "range '" + part + "' has more than 100,000 values");
+      if (static_cast<std::uint64_t>(hi - lo) >= work_limits().sweep_points - out.size()) {
+        too_many_points(where, field, "the values of '" + raw + "'");
+      }
+      for (std::int64_t v = lo; v <= hi; ++v) out.push_back(std::to_string(v));
     }
     if (out.empty()) throw InputError(where, field, "range '" + part + "' has no values");
   }

@@ -176,6 +176,8 @@ TEST(OutputSafety, SweepAxesAreCheckedAndNeverRepeatPoints) {
       {"sweep --grid parallel.tp=99999999999999999999", "is not an integer in [1, 1048576]"},
       {"sweep --grid cluster.nodes=4294967304", "cluster.nodes: '4294967304' is not an integer in [1, 2000000]"},
       {"sweep --grid parallel.tp=4,04", "value '04' is given twice (as 4)"},
+      // 41 powers of two: the key's own range judges them (it said "more than 100,000 values"; 2026-12-01).
+      {"sweep --grid parallel.tp=1..1099511627776:pow2", "parallel.tp: '2097152' is not an integer in [1, 1048576]"},
       {"sweep --grid parallel=auto --grid parallel.tp=2", "parallel: auto chooses this key in every layout it tries"},
       {"sweep " + example("sweep-llama3.1-70b.yaml") + " --set parallel.tp=8",
        "--set: parallel.tp: the sweep's grid varies this key"},

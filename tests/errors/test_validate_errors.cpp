@@ -109,6 +109,8 @@ TEST(ValidateErrors, IndexShapesAreInputErrors) {
       {"validate-source-list", "runs:\n- scenario: run.yaml\n  source: [x]\n  measured: {step_seconds: 2.5}\n", "[x]",
        ": runs[0].source: expected a string"},
       {"validate-top-key", "extra: 5\nruns:\n" + run, "extra", ": extra: unknown key; valid keys here: runs"},
+      {"validate-folder", "runs:\n- scenario: .\n  source: mine\n  measured: {step_seconds: 2.5}\n", ".\n",
+       ": runs[0].scenario: "},
       {"validate-run-key", "runs:\n- scenario: run.yaml\n  source: mine\n  nme: q\n  measured: {step_seconds: 2.5}\n", "nme",
        ": runs[0].nme: unknown key"},
   };
@@ -117,6 +119,9 @@ TEST(ValidateErrors, IndexShapesAreInputErrors) {
     EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(in_index(c.index, c.needle) + c.message)) << c.name;
   }
+  const test::RunResult folder = test::run_trainplan(
+      "validate --dir " + quoted(validation_dir("validate-folder", "runs:\n- {scenario: ., source: mine, measured: {step_seconds: 2.5}}\n")));
+  EXPECT_THAT(folder.output, HasSubstr(": is a folder; name the scenario file"));
   const test::RunResult empty = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-empty", "")));
   EXPECT_EQ(empty.exit_code, 1) << empty.output;
   EXPECT_THAT(empty.output, HasSubstr("validate-empty/index.yaml: (document): expected a mapping with runs:"));
