@@ -102,8 +102,8 @@ std::int64_t scalar_integer(const YAML::Node& node, const std::string& field, co
                             std::int64_t min, std::int64_t max) {
   std::int64_t v = 0;
   if (!node.IsScalar() || !parse_int(node.Scalar(), v)) {
-    throw InputError(location_of(node, file), field, "expected an integer, got '" +
-                     (node.IsScalar() ? node.Scalar() : std::string("a non-scalar")) + "'");
+    throw InputError(location_of(node, file), field,
+                     "expected an integer, got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : std::string("a list or mapping")));
   }
   if (v < min || v > max) {
     throw InputError(location_of(node, file), field,
@@ -157,8 +157,8 @@ std::optional<std::int64_t> MapReader::integer_or_auto(const std::string& key, s
   if (node_[key].IsScalar() && node_[key].Scalar() == "auto") return std::nullopt;
   std::int64_t v = 0;
   if (!node_[key].IsScalar() || !parse_int(node_[key].Scalar(), v)) {
-    fail(key, "expected an integer or 'auto', got '" +
-                  (node_[key].IsScalar() ? node_[key].Scalar() : std::string("a non-scalar")) + "'");
+    fail(key, "expected an integer or 'auto', got " +
+                  (node_[key].IsScalar() ? "'" + node_[key].Scalar() + "'" : std::string("a list or mapping")));
   }
   return scalar_integer(node_[key], field(key), file_, min, max);
 }

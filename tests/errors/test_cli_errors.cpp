@@ -42,6 +42,8 @@ TEST(CliErrors, GridAndNestedSetKeysAreTheUsers) {
   const test::RunResult nested = test::run_trainplan("evaluate --set parallel.recompute.every=4");
   EXPECT_EQ(nested.exit_code, 0) << nested.output;
   EXPECT_THAT(nested.output, HasSubstr("recompute every 4"));
+  const test::RunResult mapping = test::run_trainplan("evaluate --set model.layers.x=4");  // said "got 'a non-scalar'"
+  EXPECT_THAT(mapping.output, HasSubstr("model.layers: expected an integer, got a list or mapping"));
   const test::RunResult preset = test::run_trainplan("evaluate --set model.layers=40");
   EXPECT_EQ(preset.exit_code, 0) << preset.output;
   EXPECT_THAT(preset.output, HasSubstr("Llama 3.1 70B"));
