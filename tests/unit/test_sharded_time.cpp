@@ -266,11 +266,8 @@ TEST(ShardedTime, StepExposureAddsWaitedGathersToTheBoundedOverlap) {
   in.reduce_every_micro_batch = false;
   in.whole_layers = true;
   in.live_limit = std::numeric_limits<double>::infinity();
-  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, and in the reducing backward each layer's
-  // gather, issued when the layer after it has finished and issued its reduce-scatter, waits behind that
-  // reduce-scatter on the same stream: 9 x 1.2 s; the last layer's 1.2 s is exposed at the step's end.
-  // (Until 2026-12-01 those 10.8 s were taken as hidden; the simulator, which keeps the stream's order,
-  // was 15 % slower on Llama 2 7B.)
+  // Not overlapped at all: the 2 x 2 x 24 s of gathers wait, each backward one behind the reduce-scatter the
+  // layer after it issued on the same stream (9 x 1.2 s, hidden until 2026-12-01), and the last layer's 1.2 s.
   in.overlap_gather = false;
   EXPECT_NEAR(zero3_exposed(in, gpt_layer(20480)), 96.0 + 9 * 1.2 + 1.2, 1e-9);
 }
