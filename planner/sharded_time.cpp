@@ -135,6 +135,25 @@ double first_gather_unhidden(const Zero3Inputs& in, std::span<const Zero3Module>
   return std::min(mods.front().gather_share * layer_gather, previous.compute_share * layer_forward);
 }
 
+// What the reduce-scatters leave exposed at the backwards' ends. A backward that gathers nothing has its
+// reduce-scatters alone on the stream, the first issued when its first piece (the last unit in forward order)
+// ends: what they take beyond the rest of that backward (`after_first_piece`) is left when it ends (the last
+// unit's, `last_reduce`, at least, after the last backward), and an earlier backward's too where the backward
+// waits for them or the next forward's gathers queue behind them. Otherwise (nothing gathered, no wait:
+// Megatron-FSDP over a sharding group of one) the stream owes every pass's reduce-scatters against all the
+// compute after the first piece. A backward that gathers leaves its last unit's, once a pass where it waits.
+double reduce_tail(const Zero3Inputs& in, double reducing_passes, double last_reduce, double after_first_piece,
+                   bool backward_gathers) {
+  const double overflow = backward_gathers || !in.overlap_reduce
+                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - after_first_piece);
+  if (in.reduce_waited_each_backward) return reducing_passes * std::max(last_reduce, overflow);
+  if (!backward_gathers && in.overlap_reduce && in.gather_pass <= 0) {
+    const double backlog = in.reduce - after_first_piece - (reducing_passes - 1.0) * (in.forward + in.backward);
+    return std::max({last_reduce, overflow, backlog});
+  }
+  return std::max(last_reduce, overflow) + (reducing_passes - 1.0) * overflow;
+}
+
 // The three passes of one micro-batch over a layer.
 struct Zero3Passes {
   PassExposure forward, recompute, backward;
@@ -206,22 +225,8 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double hidden = prefetched + (in.overlap_reduce ? in.reduce - reduce_waited : 0.0);
   const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);
-  // A backward that gathers nothing has its reduce-scatters alone on the stream, the first issued when its
-  // first piece (the last unit in forward order) ends: what they take beyond the rest of that backward is
-  // left when it ends (the last unit's at least, after the last backward), and an earlier backward's too
-  // where the backward waits for them or the next forward's gathers queue behind them; both after the
-  // forward's excess. Otherwise (nothing gathered, no wait: Megatron-FSDP over a sharding group of one) the
-  // stream owes every pass's reduce-scatters against all the compute after the first piece.
   const double first_piece = in.backward / layers * (in.whole_layers ? 1.0 : mods.back().compute_share);
-  const double after_first_piece = in.backward - first_piece;
-  const double overflow = backward_gathers || !in.overlap_reduce
-                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - after_first_piece);
-  double tail = in.reduce_waited_each_backward ? reducing_passes * std::max(last_reduce, overflow)
-                                               : std::max(last_reduce, overflow) + (reducing_passes - 1.0) * overflow;
-  if (!backward_gathers && in.overlap_reduce && !in.reduce_waited_each_backward && in.gather_pass <= 0) {
-    const double backlog = in.reduce - after_first_piece - (reducing_passes - 1.0) * (in.forward + in.backward);
-    tail = std::max({last_reduce, overflow, backlog});
-  }
+  const double tail = reduce_tail(in, reducing_passes, last_reduce, in.backward - first_piece, backward_gathers);
   const double first_forward = (layers - 1.0) * (f.blocked + f.excess);
   return {waited + std::max(first_gather + excess + tail, hidden - window), traffic, first_forward};
 }
