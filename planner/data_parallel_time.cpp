@@ -133,7 +133,9 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), waited, reduce_passes, reduce, last_bucket,
                                     reduce_overlap_window(p, m, gradient_pass, reduce), period);
   r.reduce = reduce;
-  r.buckets = static_cast<int>(std::max(1.0, std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0))));
+  // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.
+  const double buckets = std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0));
+  r.buckets = static_cast<int>(std::clamp(buckets, 1.0, 1e9));
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
   const double gather = gather_entry != nullptr ? seconds_in_calls(*gather_entry, CommPass::forward, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
