@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "gradient_buckets.h"
 #include "schedule.h"
@@ -234,12 +233,10 @@ class Builder {
   // A whole gradient reduce after each micro-batch's backward (gradient_buckets.h). Not overlapped (DeepSpeed's
   // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward, its
   // exposed collectives included (the loop reduces once the backward has returned, as add_reduce_buckets), and
-  // the stream's next task waits for them.
-  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered& o) {
+  // add_stage holds the stream's next task for them.
+  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered&) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
-    std::unordered_map<int, std::size_t> position;  // of each task in the stream's order
-    for (std::size_t i = 0; i < o.compute_order.size(); ++i) position.emplace(o.compute_order[i], i);
     std::vector<int> buckets;
     std::vector<GradientSource> grad(static_cast<std::size_t>(v_));
     const bool after_returned_backward = !in_.overlap_grad_reduce && !split_;
@@ -250,23 +247,9 @@ class Builder {
       }
       const std::vector<int> of_micro_batch =
           add_gradient_reduce(g(), on_dp, s, j, si.dp_reduce.value, in_.dp_buckets, grad, in_.overlap_grad_reduce);
-      if (!in_.overlap_grad_reduce) hold_next_compute(o.compute_order, position, grad, of_micro_batch);
       buckets.insert(buckets.end(), of_micro_batch.begin(), of_micro_batch.end());
     }
     return buckets;
-  }
-
-  // The compute task that follows the latest of `grad` in stream order waits for `reduces` (none when that
-  // task ends the order).
-  void hold_next_compute(const std::vector<int>& order, const std::unordered_map<int, std::size_t>& position,
-                         const std::vector<GradientSource>& grad, const std::vector<int>& reduces) {
-    std::size_t next = 0;
-    for (const GradientSource& source : grad) {
-      const auto it = position.find(source.task);
-      if (it != position.end()) next = std::max(next, it->second + 1);
-    }
-    if (next == 0 || next >= order.size()) return;
-    for (int b : reduces) g().add_dependency(b, order[next]);
   }
 
   // ZeRO-1/2 parameter all-gather: the previous step's, overlapped with this step's start, or after
@@ -315,8 +298,8 @@ class Builder {
     const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
                                                 : add_reduce_buckets(s, o);
     // A micro-batch's reduce that the backward waits for, or that is not overlapped (on the compute stream's
-    // path, as add_micro_batch_reduces holds the buckets), ends before the next micro-batch's work.
-    if (in_.reduce_waited_after_backward || (per_layer_ && !in_.overlap_grad_reduce)) {
+    // path), ends before the next micro-batch's work; a reduce after the last micro-batch holds nothing.
+    if (in_.reduce_waited_after_backward || !in_.overlap_grad_reduce) {
       hold_compute_after_each_backward(g(), o.compute_order, buckets);
     }
     // Sequence parallelism: the stage's replicated parameters' gradients summed over its TP group once the
