@@ -211,7 +211,7 @@ class Builder {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     if (si.dp_reduce.value <= 0) return {};
-    if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s, o);
+    if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s);
     if (in_.overlap_grad_reduce) {
       return add_gradient_reduce(g(), on_dp, s, -1, si.dp_reduce.value, in_.dp_buckets, o.grad_final, true);
     }
@@ -234,7 +234,7 @@ class Builder {
   // overlap_comm off: the reduce runs on the compute stream): the buckets follow the micro-batch's backward, its
   // exposed collectives included (the loop reduces once the backward has returned, as add_reduce_buckets), and
   // add_stage holds the stream's next task for them.
-  std::vector<int> add_micro_batch_reduces(int s, const StageOrdered&) {
+  std::vector<int> add_micro_batch_reduces(int s) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
     std::vector<int> buckets;
