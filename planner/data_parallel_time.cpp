@@ -139,6 +139,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const Comm* gather_entry = dp_entry(g, l, p.zero >= 3 ? CommOverlap::step_compute : CommOverlap::step_forward);
   const double gather = gather_entry != nullptr ? seconds_in_calls(*gather_entry, CommPass::forward, units) : 0.0;
   if (p.zero >= 1) r.gather = gather;
+  // Overlapped: a chain of buckets in forward order, each dispatched once the forward waits for the one before
+  // (docs/model.md §15): what one forward pass does not hide is exposed, whatever the schedule.
   if (p.zero >= 1 && !per_unit) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
   if (!per_unit) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
   if (per_unit) {

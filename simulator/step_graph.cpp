@@ -257,25 +257,39 @@ class Builder {
   void add_zero12_gathers(int s, const StageOrdered& o, const std::vector<int>& buckets, int optimizer) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
-    const int k = std::max(1, in_.dp_buckets);
-    std::vector<int> gathers;
-    for (int i = 0; i < k; ++i) {
-      Task t = make_task(TaskKind::dp_gather, s, -1, -1, si.dp_gather.value / k);
-      t.bucket = i;
-      gathers.push_back(g().add_task(t, on_dp));
+    const int per_chunk = std::max(1, (std::max(1, in_.dp_buckets) + v_ - 1) / v_);
+    std::vector<std::vector<int>> gathers(static_cast<std::size_t>(v_));  // per chunk, in link order
+    for (int c = 0; c < v_; ++c) {
+      for (int i = 0; i < per_chunk; ++i) {
+        Task t = make_task(TaskKind::dp_gather, s, c, -1, si.dp_gather.value / (v_ * per_chunk));
+        t.bucket = c * per_chunk + i;
+        gathers[static_cast<std::size_t>(c)].push_back(g().add_task(t, on_dp));
+      }
     }
-    const std::vector<int>& order = o.compute_order;
-    if (in_.overlap_param_gather) {
-      // The first forward starts with the first bucket; the whole gather overlaps that forward pass, its TP
-      // collectives included (the planner's window, planner/data_parallel_time.cpp), and the pass after it
-      // waits for the last bucket.
-      std::size_t next = 1;
-      while (next < order.size() && g().task(order[next]).kind == TaskKind::collective_forward) ++next;
-      g().add_dependency(gathers.front(), order.front());
-      g().add_dependency(gathers.back(), next < order.size() ? order[next] : order.back());
-    } else {
-      const int after = optimizer >= 0 ? optimizer : (buckets.empty() ? o.last_backward : buckets.back());
-      for (int gather : gathers) g().add_dependency(after, gather);
+    if (in_.overlap_param_gather) return overlap_chunk_gathers(s, o.compute_order, gathers);
+    const int after = optimizer >= 0 ? optimizer : (buckets.empty() ? o.last_backward : buckets.back());
+    for (const std::vector<int>& chunk : gathers) {
+      for (int gather : chunk) g().add_dependency(after, gather);
+    }
+  }
+
+  // The gathers overlapped with the step's first forwards (Megatron-Core's overlap_param_gather), bucket after
+  // bucket in forward order: the forward pre-hook waits for a bucket, then dispatches the next (r0.8
+  // distrib_optimizer.py, _finish_param_sync_helper; later versions' finish_param_sync without
+  // align_param_gather), so a chunk's gather runs beside that chunk's first forward, its first bucket ahead of
+  // it, and the pass after that forward waits for the last bucket, the gather overlapping the forward and its
+  // TP collectives (planner/data_parallel_time.cpp). The chain carries on into the next chunk: its first bucket
+  // follows this chunk's last, the rest wait for that chunk's first forward to start.
+  void overlap_chunk_gathers(int s, const std::vector<int>& order, const std::vector<std::vector<int>>& gathers) {
+    for (int c = 0; c < v_; ++c) {
+      const std::vector<int>& chunk = gathers[static_cast<std::size_t>(c)];
+      const Ids& first = ids_[at(s, c, 0)];
+      g().add_dependency(chunk.front(), first.f);
+      const auto start = std::find(order.begin(), order.end(), first.f);
+      const auto out = std::find(start, order.end(), first.out_forward());
+      if (out != order.end() && out + 1 != order.end()) g().add_dependency(chunk.back(), *(out + 1));
+      if (start == order.begin() || start == order.end()) continue;
+      for (std::size_t i = 1; i < chunk.size(); ++i) g().add_dependency(*(start - 1), chunk[i]);
     }
   }
 
