@@ -279,17 +279,24 @@ class Builder {
   // align_param_gather), so a chunk's gather runs beside that chunk's first forward, its first bucket ahead of
   // it, and the pass after that forward waits for the last bucket, the gather overlapping the forward and its
   // TP collectives (planner/data_parallel_time.cpp). The chain carries on into the next chunk: its first bucket
-  // follows this chunk's last, the rest wait for that chunk's first forward to start.
+  // follows this chunk's last, the rest wait for that chunk's first forward to start (the task before it on
+  // the stream and the forward that sends it its input).
   void overlap_chunk_gathers(int s, const std::vector<int>& order, const std::vector<std::vector<int>>& gathers) {
     for (int c = 0; c < v_; ++c) {
       const std::vector<int>& chunk = gathers[static_cast<std::size_t>(c)];
       const Ids& first = ids_[at(s, c, 0)];
       g().add_dependency(chunk.front(), first.f);
+      if (c > 0) g().add_dependency(gathers[static_cast<std::size_t>(c) - 1].back(), chunk.front());
       const auto start = std::find(order.begin(), order.end(), first.f);
       const auto out = std::find(start, order.end(), first.out_forward());
       if (out != order.end() && out + 1 != order.end()) g().add_dependency(chunk.back(), *(out + 1));
-      if (start == order.begin() || start == order.end()) continue;
-      for (std::size_t i = 1; i < chunk.size(); ++i) g().add_dependency(*(start - 1), chunk[i]);
+      std::vector<int> starters;  // what the chunk's first forward waits for, besides its first bucket
+      if (start != order.begin() && start != order.end()) starters.push_back(*(start - 1));
+      const int vs = c * p_ + s;  // the virtual stage
+      if (vs > 0) starters.push_back(ids_[at((vs - 1) % p_, (vs - 1) / p_, 0)].out_forward());
+      for (std::size_t i = 1; i < chunk.size(); ++i) {
+        for (int t : starters) g().add_dependency(t, chunk[i]);
+      }
     }
   }
 
