@@ -1,10 +1,9 @@
 #include "torch_import.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "errors.h"
+#include "input_file.h"
 
 namespace tp {
 
@@ -183,13 +182,11 @@ Measurements import_torch(const json& j, const std::string& file, const std::str
 }
 
 Measurements import_torch_file(const std::string& path, const std::string& gpu_key, const std::string& device_name) {
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot read " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
+  // Read as every input is (size cap, no directory), and remembered: `-o` naming it is refused.
+  const std::string text = read_input_file(path);
   json j;
   try {
-    j = json::parse(buf.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     bad(path, "", std::string("not JSON: ") + e.what());
   }

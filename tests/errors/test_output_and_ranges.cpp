@@ -95,24 +95,29 @@ TEST(OutputSafety, ADashIsNoOutputFile) {
 }
 
 // An output naming the command's own input (directly or through a link) replaced the scenario with HTML or a
-// trace, exit 0 (a re-audit, 2026-12-01): an error, the input kept.
+// trace, exit 0 (a re-audit, 2026-12-01), and `calibrate import-torch` its PyTorch file with the converted
+// measurements (a CLI audit, 2026-12-01): an error, the input kept.
 TEST(OutputSafety, AnOutputIsNeverTheInput) {
   const fs::path dir = scratch("trainplan-output-input");
   const fs::path scenario = dir / "me.yaml";
+  const fs::path torch = dir / "torch.json";
   fs::copy_file(test::source_path("scenarios/examples/default.yaml"), scenario);
+  fs::copy_file(test::source_path("tests/data/h100-sxm/torch-same-shapes.json"), torch);
   fs::create_symlink("me.yaml", dir / "link.yaml");
   const auto text_of = [](const fs::path& p) {
     std::ifstream in(p);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
-  const std::string before = text_of(scenario);
+  const std::string before = text_of(scenario), torch_before = text_of(torch);
   for (const std::string& command : {"report '" + scenario.string() + "' -o '" + (dir / "link.yaml").string() + "'",
-                                    "simulate '" + scenario.string() + "' --trace '" + scenario.string() + "'"}) {
+                                    "simulate '" + scenario.string() + "' --trace '" + scenario.string() + "'",
+                                    "calibrate import-torch '" + torch.string() + "' -o '" + torch.string() + "'"}) {
     const test::RunResult r = test::run_trainplan(command);
     EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr("it is one of the command's input files")) << command;
   }
   EXPECT_EQ(text_of(scenario), before);
+  EXPECT_EQ(text_of(torch), torch_before);
   fs::remove_all(dir);
 }
 
