@@ -130,8 +130,13 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
   const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;
   const bool waited = reduce_waited_after_each_backward(fw, s.training, p);
-  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), waited, reduce_passes, reduce, last_bucket,
-                                    reduce_overlap_window(p, m, gradient_pass, reduce), period);
+  // Where each backward waits for its reduce, each model chunk's backward is one of its own, waited for behind
+  // that chunk's backward alone (a module whose backward returns by itself: torch.distributed.pipelining runs
+  // one backward per stage module, and FSDP's post-backward callback ends each).
+  const double chunks = waited ? p.chunks() : 1.0;
+  const double window = waited ? gradient_pass / chunks : reduce_overlap_window(p, m, gradient_pass, reduce);
+  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), waited, reduce_passes * chunks, reduce / chunks,
+                                    std::min(last_bucket, reduce / chunks), window, period);
   r.reduce = reduce;
   // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.
   const double buckets = std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0));
@@ -155,6 +160,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
     z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
     z.reduce_every_micro_batch = every_micro_batch;
     z.reduce_waited_each_backward = waited;
+    z.chunks = p.chunks();
     z.gathers_in_backward = gathers_in_backward(p);
     z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, p);
     z.reduce = reduce_passes * reduce;

@@ -137,16 +137,23 @@ double first_gather_unhidden(const Zero3Inputs& in, std::span<const Zero3Module>
 
 // What the reduce-scatters leave exposed at the backwards' ends. A backward that gathers nothing has its
 // reduce-scatters alone on the stream, the first issued when its first piece (the last unit in forward order)
-// ends: what they take beyond the rest of that backward (`after_first_piece`) is left when it ends (the last
+// ends: what they take beyond the rest of that backward (after `first_piece`) is left when it ends (the last
 // unit's, `last_reduce`, at least, after the last backward), and an earlier backward's too where the backward
 // waits for them or the next forward's gathers queue behind them. Otherwise (nothing gathered, no wait:
 // Megatron-FSDP over a sharding group of one) the stream owes every pass's reduce-scatters against all the
 // compute after the first piece. A backward that gathers leaves its last unit's, once a pass where it waits.
-double reduce_tail(const Zero3Inputs& in, double reducing_passes, double last_reduce, double after_first_piece,
+double reduce_tail(const Zero3Inputs& in, double reducing_passes, double last_reduce, double first_piece,
                    bool backward_gathers) {
-  const double overflow = backward_gathers || !in.overlap_reduce
-                              ? 0.0 : std::max(0.0, in.reduce / reducing_passes - after_first_piece);
-  if (in.reduce_waited_each_backward) return reducing_passes * std::max(last_reduce, overflow);
+  // What one backward's reduce-scatters take beyond it, over `backward` of compute and `reduce` of traffic.
+  const auto overflow_of = [&](double reduce, double backward) {
+    return backward_gathers || !in.overlap_reduce ? 0.0 : std::max(0.0, reduce - (backward - first_piece));
+  };
+  const double after_first_piece = in.backward - first_piece;
+  const double overflow = overflow_of(in.reduce / reducing_passes, in.backward);
+  if (in.reduce_waited_each_backward) {  // each chunk's backward a wait of its own
+    const double waits = reducing_passes * in.chunks;
+    return waits * std::max(last_reduce, overflow_of(in.reduce / waits, in.backward / in.chunks));
+  }
   if (!backward_gathers && in.overlap_reduce && in.gather_pass <= 0) {
     const double backlog = in.reduce - after_first_piece - (reducing_passes - 1.0) * (in.forward + in.backward);
     return std::max({last_reduce, overflow, backlog});
@@ -226,7 +233,7 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double waited = blocked + reduce_waited + (in.overlap_reduce ? 0.0 : in.reduce);
   const double window = m * (in.forward + in.backward);
   const double first_piece = in.backward / layers * (in.whole_layers ? 1.0 : mods.back().compute_share);
-  const double tail = reduce_tail(in, reducing_passes, last_reduce, in.backward - first_piece, backward_gathers);
+  const double tail = reduce_tail(in, reducing_passes, last_reduce, first_piece, backward_gathers);
   const double first_forward = (layers - 1.0) * (f.blocked + f.excess);
   return {waited + std::max(first_gather + excess + tail, hidden - window), traffic, first_forward};
 }

@@ -103,6 +103,9 @@ struct Zero3Inputs {
   // waits_for_reduce_after_backward): what outlasts it is exposed at its end, not carried into the next
   // micro-batch.
   bool reduce_waited_each_backward = true;
+  // The model chunks of the stage (interleaved schedule): where backwards wait, each chunk's backward returns
+  // and waits by itself (torch.distributed.pipelining runs one backward per stage module).
+  double chunks = 1;
   // false: the forward's gathered units are kept through the backward, which gathers nothing (FSDP's
   // SHARD_GRAD_OP, FrameworkRules::zero2_gathers_per_unit); its reduce-scatters alone hide behind it.
   bool gathers_in_backward = true;

@@ -1,7 +1,8 @@
 #include "gradient_buckets.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
+#include <utility>
 
 namespace tp::sim {
 namespace {
@@ -46,7 +47,7 @@ std::vector<int> add_gradient_reduce(TaskGraph& g, Placement on_dp, int stage, i
       if (overlapped) {
         depend_on_gradients(g, grads[static_cast<std::size_t>(c)], b, static_cast<double>(i + 1) / kc);
       } else {
-        for (const GradientSource& ready : grads) g.add_dependency(ready.task, b);
+        g.add_dependency(grads[static_cast<std::size_t>(c)].task, b);  // once the chunk's backward has returned
       }
       out.push_back(b);
     }
@@ -59,13 +60,13 @@ void hold_compute_after_each_backward(TaskGraph& g, const std::vector<int>& orde
     return k == TaskKind::backward || k == TaskKind::backward_input || k == TaskKind::backward_weight ||
            k == TaskKind::recompute || k == TaskKind::collective_backward;
   };
-  std::unordered_map<int, std::size_t> last;  // micro-batch -> position of its last backward-pass task
+  std::map<std::pair<int, int>, std::size_t> last;  // (chunk, micro-batch) -> position of its last backward-pass task
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Task& t = g.task(order[i]);
-    if (t.micro_batch >= 0 && backward_pass(t.kind)) last[t.micro_batch] = i;
+    if (t.micro_batch >= 0 && backward_pass(t.kind)) last[{t.chunk, t.micro_batch}] = i;
   }
   for (int r : reduces) {
-    const auto it = last.find(g.task(r).micro_batch);
+    const auto it = last.find({g.task(r).chunk, g.task(r).micro_batch});
     if (it != last.end() && it->second + 1 < order.size()) g.add_dependency(r, order[it->second + 1]);
   }
 }

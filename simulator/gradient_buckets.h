@@ -23,8 +23,10 @@ std::vector<int> add_gradient_reduce(TaskGraph& g, Placement on_dp, int stage, i
                                      int buckets, const std::vector<GradientSource>& grads, bool overlapped);
 
 // Where each backward waits for its reduce (StepInputs::reduce_waited_after_backward), or the reduce is not
-// overlapped: the compute task after micro-batch j's backward pass in the stream's `order` (its exposed
-// collectives and recompute included) waits for the `reduces` tagged with micro-batch j.
+// overlapped: the compute task after chunk c's backward pass of micro-batch j in the stream's `order` (its
+// exposed collectives and recompute included) waits for the `reduces` tagged with chunk c and micro-batch j.
+// Each chunk is a module of its own whose backward returns, and waits, by itself (torch.distributed.pipelining
+// runs one backward per stage module; FSDP's post-backward callback ends each).
 void hold_compute_after_each_backward(TaskGraph& g, const std::vector<int>& order, const std::vector<int>& reduces);
 
 }  // namespace tp::sim

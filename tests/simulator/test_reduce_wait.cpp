@@ -139,7 +139,9 @@ TEST(ReduceWait, NotOverlappedPerMicroBatchReducesSimulate) {
 // planner-simulator sweep, 2026-12-01): each micro-batch's all-reduce ran between its backward and the
 // backward's exposed TP collective, which held the gradient send to the previous stage back by the whole
 // reduce (+14.5 % against the planner; interleaved and Megatron-FSDP alike, up to +37 %). It follows the
-// returned backward now, as the step-level reduce does.
+// returned backward now, as the step-level reduce does. Interleaved, each chunk's reduce follows that chunk's
+// backward and holds the next task (since 2026-12-01), which delays the gradient sends a little more than the
+// planner's m x reduce counts: +1.0 %.
 TEST(ReduceWait, APerMicroBatchReduceFollowsTheBackwardsCollectives) {
   const std::string base =
       "model: llama2-7b\n"
@@ -148,7 +150,7 @@ TEST(ReduceWait, APerMicroBatchReduceFollowsTheBackwardsCollectives) {
       "parallel: {tp: 4, pp: 2, overlap: {grad_reduce: false}}\n";
   for (const char* schedule : {"parallel.schedule=1f1b", "parallel={tp: 4, pp: 2, vpp: 2, schedule: interleaved, overlap: {grad_reduce: false}}"}) {
     const Scenario s = test::scenario(base, {schedule});
-    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1e-2) << schedule;
+    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1.5e-2) << schedule;
   }
 }
 
@@ -167,6 +169,27 @@ TEST(ReduceWait, AnUnprefetchedGatherWaitsBehindTheReduceScatterBeforeIt) {
       const Scenario s = test::scenario(
           base, {std::string("training.framework=") + framework, std::string("parallel.recompute=") + recompute});
       EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 1e-3) << framework << " " << recompute;
+    }
+  }
+}
+
+// Under the interleaved schedule each model chunk's backward returns by itself and, under FSDP, waits for its
+// reduce-scatters (torch.distributed.pipelining runs one backward per stage module). The simulator held the
+// compute only after a micro-batch's last chunk-backward and, not overlapped, issued every chunk's reduce after
+// it; the planner charged the wait once per micro-batch (a random planner-simulator sweep, 2026-12-01: FSDP
+// SHARD_GRAD_OP with every_micro_batch on Megatron 22B, tp 8 x pp 2 x dp 8, vpp 3: the simulator -14.9 % not
+// overlapped, -21.8 % over a sharding group of one). Now both wait per chunk: within 2.5 %.
+TEST(ReduceWait, EachChunksBackwardWaitsForItsOwnReduces) {
+  const std::string base =
+      "model: megatron-22b\n"
+      "cluster: {preset: dgx-h100, nodes: 16}\n"
+      "training: {framework: fsdp, sequence_length: 4096, micro_batch: 2, global_batch: 32, "
+      "gradient_sync: every_micro_batch}\n"
+      "parallel: {tp: 8, pp: 2, dp: 8, recompute: selective, schedule: interleaved, vpp: 3}\n";
+  for (const char* shard : {"parallel.dp_shard=8", "parallel.dp_shard=1"}) {
+    for (const char* overlap : {"parallel.overlap.grad_reduce=false", "parallel.overlap.grad_reduce=true"}) {
+      const Scenario s = test::scenario(base, {shard, overlap});
+      EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 2.5e-2) << shard << " " << overlap;
     }
   }
 }
