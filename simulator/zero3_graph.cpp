@@ -136,9 +136,15 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
       if (!in.zero3.reduce_every_micro_batch) t.micro_batch = -1;
       if (t.duration <= 0) continue;
       const int r = g.add_task(t, dp);
-      g.add_dependency(in.overlap_grad_reduce ? piece.gradient : returned_backward(g.task(piece.task)), r);
-      const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && i + 1 < sequence.size();
-      if (holds_next) g.add_dependency(r, sequence[i + 1].task);
+      // The layer's first unit in forward order (its input norm's weight among its parameters) has its
+      // gradients only once the layer's input gradient has passed the exposed TP collective after it (the
+      // norm's backward follows that collective): its reduce-scatter is issued after the collective.
+      const bool after_collective = i + 1 < sequence.size() &&
+                                    g.task(sequence[i + 1].task).kind == TaskKind::collective_backward;
+      const std::size_t issued = after_collective ? i + 1 : i;
+      g.add_dependency(in.overlap_grad_reduce ? sequence[issued].task : returned_backward(g.task(piece.task)), r);
+      const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && issued + 1 < sequence.size();
+      if (holds_next) g.add_dependency(r, sequence[issued + 1].task);
       reduces.push_back(r);
       reduce_of[i] = r;
     }

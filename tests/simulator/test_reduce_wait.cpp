@@ -194,5 +194,22 @@ TEST(ReduceWait, EachChunksBackwardWaitsForItsOwnReduces) {
   }
 }
 
+// A layer's first unit in forward order holds its input norm, whose weight gradient comes only once the
+// layer's input gradient has passed its exposed TP collective: that unit's reduce-scatter is issued after the
+// collective, as the planner times it. The simulator issued it before, beside the collective, so the next
+// unprefetched gather waited less behind it (a random planner-simulator sweep, 2026-12-01: GPT-3 5B, tp 4 x
+// dp 8 on four HGX H200, ZeRO-3 with param_gather off: FSDP -5.6 %, Megatron-FSDP -6.3 %, DeepSpeed -1.3 %).
+TEST(ReduceWait, TheLayersLastReduceScatterFollowsItsTpCollective) {
+  const std::string base =
+      "model: gpt3-5b\n"
+      "cluster: {preset: hgx-h200, nodes: 4}\n"
+      "training: {sequence_length: 8192, micro_batch: 2, global_batch: 16}\n"
+      "parallel: {tp: 4, dp: 8, zero: 3, recompute: none, overlap: {param_gather: false}}\n";
+  for (const char* framework : {"training.framework=fsdp", "training.framework=megatron", "training.framework=deepspeed"}) {
+    const Scenario s = test::scenario(base, {framework});
+    EXPECT_NEAR(simtest::simulated_over_planned(s), 1.0, 5e-3) << framework;
+  }
+}
+
 }  // namespace
 }  // namespace tp
