@@ -32,6 +32,43 @@ double spot_break_even_preemptions(Seconds wall, Usd on_demand_hour, Usd spot_ho
 
 const char* to_string(Regime r) { return r == Regime::ok ? "ok" : "no_progress"; }
 
+namespace {
+
+// The least goodput counted as finishing: a run expected to take over 100 times its failure-free time is
+// reported as not finishing (no_progress), not as years of restarts.
+constexpr double kLeastGoodput = 0.01;
+
+// The job run through without a checkpoint, restarted from the beginning after each failure. With exponential
+// failures at rate 1/M and failures during the restart too, a run of t0 takes M e^(R/M) (e^(t0/M) - 1) on
+// average (Daly 2006, "A higher order estimate of the optimum checkpoint interval", the complete model's wall
+// time with one segment of t0 and no checkpoint), over e^(t0/M) - 1 failures. Exact, not first order: a job
+// shorter than Young's interval is best run so, and it may finish where the checkpointed model's first-order
+// loss per failure reaches the MTBF.
+FailureModel without_checkpoints(FailureModel m, double t0, double mtbf, double restart) {
+  const double failures = std::expm1(t0 / mtbf);
+  const double total = mtbf * std::exp(restart / mtbf) * failures;
+  if (!std::isfinite(total) || t0 < kLeastGoodput * total) {
+    m.regime = Regime::no_progress;
+    return m;
+  }
+  m.regime = Regime::ok;
+  m.checkpoint_interval = Seconds(0.0);
+  m.checkpoint_overhead = Seconds(0.0);
+  m.expected_failures = failures;
+  m.restart_time = Seconds(failures * restart);
+  m.lost_work = Seconds(std::max(0.0, total - t0 - failures * restart));
+  m.lost_per_failure = Seconds(failures > 0.0 ? (total - t0) / failures : restart);
+  m.goodput = t0 / std::max(total, t0);
+  return m;
+}
+
+// The failure-free time plus what failures add.
+double with_failures(const FailureModel& m, double t0) {
+  return t0 + m.checkpoint_overhead.value + m.lost_work.value + m.restart_time.value;
+}
+
+}  // namespace
+
 FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const FailureSpec& f, Seconds step) {
   FailureModel m;
   // Independent exponential failures: the minimum of `gpus` exponentials has rate gpus / gpu_mtbf.
@@ -67,8 +104,10 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   const double lost_per_failure = tau / 2.0 + w;
   const double per_failure = lost_per_failure + f.restart.value;
   m.lost_per_failure = Seconds(per_failure);
+  const FailureModel unchecked = without_checkpoints(m, t0.value, mtbf, f.restart.value);
   const double denominator = 1.0 - per_failure / mtbf;
-  if (denominator <= 0.0) {  // failures come faster than the job can make progress
+  if (denominator <= 0.0) {  // failures come faster than checkpointed work is redone
+    if (unchecked.regime == Regime::ok) return unchecked;
     m.regime = Regime::no_progress;
     m.goodput = 0.0;
     return m;
@@ -79,7 +118,9 @@ FailureModel failure_model(Seconds t0, int gpus, Bytes checkpoint_bytes, const F
   m.lost_work = Seconds(m.expected_failures * lost_per_failure);
   m.restart_time = Seconds(m.expected_failures * f.restart.value);
   m.goodput = t0.value / total;
-  return m;
+  // A job shorter than the checkpoints pay for runs through without one.
+  const bool better_unchecked = unchecked.regime == Regime::ok && with_failures(unchecked, t0.value) < total;
+  return better_unchecked ? unchecked : m;
 }
 
 namespace {
@@ -94,7 +135,7 @@ void spot_totals(const RunInputs& in, RunTotals& r) {
   if (preemption_rate > 0.0) interruptions.gpu_mtbf = Seconds(in.gpus / (failure_rate + preemption_rate));
   const FailureModel m = failure_model(r.seconds, in.gpus, in.checkpoint_bytes, interruptions, in.step_time);
   r.spot_checkpoint_interval = m.checkpoint_interval;
-  r.lost_per_preemption = m.checkpoint_interval / 2.0 + m.checkpoint_write + c.failures.restart;
+  r.lost_per_preemption = m.lost_per_failure;
   r.spot_regime = m.regime;
   r.spot_seconds = m.regime == Regime::ok ? r.seconds + m.checkpoint_overhead + m.lost_work + m.restart_time : Seconds(0.0);
   r.expected_preemptions = preemption_rate * r.spot_seconds.value;

@@ -16,9 +16,13 @@
 //        T = T0 * (1 + w/tau) + (T / M) * (tau/2 + w + R)
 //    i.e. T = T0 (1 + w/tau) / (1 - (tau/2 + w + R)/M), where T0 is the failure-free wall time.
 //    Checkpoints are written between optimizer steps, so tau is at least one step time (when w > 0).
-//    When (tau/2 + w + R) >= M the job cannot make progress (a failure comes before the work lost to
-//    the previous one is redone, e.g. a step longer than the MTBF): the regime is no_progress, the
-//    totals with failures are 0 (not a number of days: there is none) and goodput is 0.
+//    The run without checkpoints, restarted from its start after each failure, takes
+//        T1 = M e^(R/M) (e^(T0/M) - 1)     (Daly 2006, complete model, one segment, no checkpoint)
+//    exactly; the model takes T1 where it is shorter than T (a job shorter than Young's interval) or T has
+//    no solution, and then reports no checkpoint (checkpoint_interval 0).
+//    When (tau/2 + w + R) >= M and T1 > 100 T0 the job cannot make progress (a failure comes before the
+//    work lost to the previous one is redone, e.g. a step longer than the MTBF): the regime is no_progress,
+//    the totals with failures are 0 (not a number of days: there is none) and goodput is 0.
 //  * Spot: preemptions arrive at costs.preemptions_per_day for the whole job, beside the failures: one
 //    stream of interruptions at rate 1/M + r. A job on spot checkpoints at Young's interval for that stream,
 //    tau_s = sqrt(2 w / (1/M + r)) (at least w and a step), and each interruption loses
@@ -53,7 +57,7 @@ struct FailureModel {
   Regime regime = Regime::ok;
   Seconds job_mtbf;             // gpu_mtbf / gpus (independent exponential failures); 0 when disabled
   Seconds checkpoint_write;     // checkpoint_bytes / checkpoint_bandwidth (0 when either is <= 0)
-  Seconds checkpoint_interval;  // Young/Daly optimum sqrt(2 * write * mtbf), at least write and one step
+  Seconds checkpoint_interval;  // Young/Daly optimum sqrt(2 * write * mtbf), at least write and one step; 0: none taken
   double expected_failures = 0; // over the run (total time with failures / job_mtbf)
   Seconds lost_work;            // expected recomputation: failures * (interval/2 + write)
   Seconds restart_time;         // failures * restart

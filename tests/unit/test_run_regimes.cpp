@@ -94,10 +94,38 @@ TEST(RunRegimes, ShortStepKeepsYoungInterval) {
   EXPECT_NEAR(slow.goodput, 360000.0 / total, 1e-12);
 }
 
-// Spot preemptions faster than progress: 24 per day (one per hour) each losing more than an hour.
+// A job shorter than one checkpoint interval runs through without a checkpoint (a CLI audit, 2026-12-01: an
+// 11-minute Llama 3.1 405B job with a job MTBF of 3 h and a 47-minute checkpoint write was reported as never
+// finishing, the first-order loss per failure, tau/2 + w + R, being above the MTBF). By hand: one GPU, MTBF
+// M = 10,000 s, no restart time, write w = 5,000 s, t0 = 1,000 s. Checkpointed (first order): tau =
+// sqrt(2 w M) = 10,000 s, each failure losing tau/2 + w = 10,000 s = M: no progress. Without checkpoints
+// (Daly's complete model): T = M (e^(t0/M) - 1) = 10,000 x 0.1051709 = 1,051.709 s, 0.1051709 failures.
+TEST(RunRegimes, AShortJobRunsThroughWithoutCheckpoints) {
+  FailureSpec f;
+  f.gpu_mtbf = Seconds(10000.0);
+  f.restart = Seconds(0.0);
+  f.checkpoint_bandwidth = ByteRate(1.0);
+  const FailureModel m = failure_model(Seconds(1000.0), 1, Bytes(5000.0), f, Seconds(1.0));
+  EXPECT_EQ(m.regime, Regime::ok);
+  EXPECT_EQ(m.checkpoint_interval.value, 0.0);
+  EXPECT_EQ(m.checkpoint_overhead.value, 0.0);
+  EXPECT_NEAR(m.expected_failures, 0.1051709, 1e-7);
+  EXPECT_NEAR(1000.0 + m.lost_work.value + m.restart_time.value, 1051.709, 1e-3);
+  EXPECT_NEAR(m.goodput, 1000.0 / 1051.709, 1e-6);
+  expect_finite(m);
+  // Ten times longer, the checkpoints' first-order model has no progress and running through takes
+  // M (e^1 - 1) = 17,183 s for 10,000 s of work: still the better of the two, and finishing.
+  const FailureModel longer = failure_model(Seconds(10000.0), 1, Bytes(5000.0), f, Seconds(1.0));
+  EXPECT_EQ(longer.regime, Regime::ok);
+  EXPECT_NEAR(10000.0 + longer.lost_work.value, 17182.82, 1e-2);
+}
+
+// Spot preemptions faster than progress: 24 per day (one per hour) each losing more than an hour. A 27.8 h
+// job (run through without checkpoints it would take e^27.8 hours: Daly's complete model; the 2.8 h job this
+// test ran before 2026-12-01 finishes so, at 6 % goodput).
 TEST(RunRegimes, SpotStallIsNamedNotInfinite) {
   RunInputs in;
-  in.tokens = 1e10;
+  in.tokens = 1e11;
   in.tokens_per_step = 1e6;
   in.step_time = Seconds(1.0);
   in.gpus = 8;
