@@ -74,9 +74,11 @@ nlohmann::json point_json(const SweepPoint& p, const std::vector<SweepBase>& bas
           {"step_seconds", p.step},
           {"mfu", p.mfu},
           {"tokens_per_second_per_gpu", p.tokens_per_gpu},
-          {"run_seconds", p.run_seconds},
-          {"cost_usd", p.cost},
-          {"energy_kwh", p.energy_kwh}};
+          // A job that cannot finish has no run time, cost or energy: null, whatever its status.
+          {"finishes", p.finishes},
+          {"run_seconds", p.finishes ? nlohmann::json(p.run_seconds) : nlohmann::json()},
+          {"cost_usd", p.finishes ? nlohmann::json(p.cost) : nlohmann::json()},
+          {"energy_kwh", p.finishes ? nlohmann::json(p.energy_kwh) : nlohmann::json()}};
 }
 
 // A CSV cell of a number (10 significant digits; a byte count whole): empty when the point has no such value
@@ -107,7 +109,7 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
            "mfu,tokens_per_second_per_gpu,run_seconds,cost_usd,energy_kwh,other\n";
     for (const auto& p : points) {
       const bool evaluated = p.evaluated;
-      const bool runs = evaluated && p.status != PointStatus::no_progress;
+      const bool runs = evaluated && p.finishes;  // out of memory and not finishing alike
       out << p.index << "," << to_string(p.status) << "," << p.tp << "," << p.pp << "," << p.dp << "," << p.cp << ","
           << p.ep << "," << p.vpp << "," << to_string(p.schedule) << "," << p.zero << "," << sharding_group(p.dp_shard, p.dp)
           << "," << to_string(p.recompute) << "," << p.recompute_every << "," << p.micro_batch << "," << p.gpus << "," << p.nodes << ","

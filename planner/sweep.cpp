@@ -260,6 +260,7 @@ class SweepRun {
     p.mfu = plan.time.mfu;
     p.tokens_per_gpu = plan.time.tokens_per_second_per_gpu;
     p.run_seconds = plan.run.seconds_with_failures.value;
+    p.finishes = plan.run.failures.regime == Regime::ok;
     p.cost = plan.run.cost.value;
     p.energy_kwh = plan.run.energy_kwh;
     classify(ts, plan, p);

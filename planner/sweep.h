@@ -51,7 +51,8 @@ struct SweepPoint {
   double step = 0;          // seconds
   double mfu = 0;
   double tokens_per_gpu = 0;
-  double run_seconds = 0;   // with failures
+  double run_seconds = 0;   // with failures (0 when the job cannot finish: `finishes`)
+  bool finishes = true;     // false: failures outpace progress (no run time, cost or energy), whatever the status
   double cost = 0;          // USD
   double energy_kwh = 0;
   double objective = 0;     // minimised

@@ -160,6 +160,36 @@ TEST(MissingValues, SweepRejectsPointsWithoutALink) {
   std::filesystem::remove(csv);
 }
 
+// An out-of-memory point whose job also cannot finish (a CLI audit, 2026-12-01) showed 0 s, 0 USD and 0 kWh in the
+// CSV and the JSON's nearest misses: empty cells and nulls now, as for a point that fits and cannot finish.
+// Hand computation: 64 GPUs at a GPU MTBF of 1 h fail every 56 s, under the 600 s restart.
+TEST(MissingValues, AJobThatCannotFinishHasNoRunTimeWhateverItsStatus) {
+  const std::string csv = temp_path("trainplan-no-finish.csv");
+  const auto r = test::run_trainplan("sweep --grid parallel.tp=4,8 --grid 'costs.failures.gpu_mtbf=1 h,50000 h' "
+                                     "--format json --csv '" + csv + "' --csv-all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  int unfinished_misses = 0;
+  for (const auto& p : j.at("nearest_misses")) {
+    if (p.at("other").get<std::string>() != "costs.failures.gpu_mtbf=1 h") continue;
+    ++unfinished_misses;
+    EXPECT_TRUE(p.at("run_seconds").is_null()) << p;
+    EXPECT_TRUE(p.at("cost_usd").is_null()) << p;
+    EXPECT_TRUE(p.at("energy_kwh").is_null()) << p;
+  }
+  EXPECT_EQ(unfinished_misses, 1);
+  std::ifstream in(csv);
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.find("out_of_memory") == std::string::npos || line.find("gpu_mtbf=1 h") == std::string::npos) continue;
+    ++rows;
+    EXPECT_NE(line.find(",,,\"costs.failures.gpu_mtbf=1 h\""), std::string::npos) << line;  // run, cost, energy empty
+  }
+  EXPECT_EQ(rows, 1);
+  std::filesystem::remove(csv);
+}
+
 // Issue case: an empty file, a comment-only file or a directory said "error: --set: model: required".
 TEST(MissingValues, EmptyCommentOnlyAndDirectoryNameTheFile) {
   const std::string empty = write_file("trainplan-empty.yaml", "");
