@@ -245,8 +245,9 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
     MapReader c(r.node("constraints"), "constraints", path);
     spec.constraints.max_gpus = static_cast<int>(c.integer("max_gpus", 0, 1, 100000000));
     spec.constraints.max_nodes = static_cast<int>(c.integer("max_nodes", 0, 1, 10000000));
-    spec.constraints.budget_usd = c.quantity("budget", Dim::usd, 0.0);
-    spec.constraints.deadline_s = c.quantity("deadline", Dim::seconds, 0.0);
+    // A budget or deadline given is a limit: 0 would be none (the unset value), so it is refused.
+    spec.constraints.budget_usd = c.quantity("budget", Dim::usd, 0.0, kAnyPositive);
+    spec.constraints.deadline_s = c.quantity("deadline", Dim::seconds, 0.0, kAnyPositive);
     spec.constraints.memory_headroom = c.number("memory_headroom", -1.0, 0.0, 0.9);
     c.finish();
   }

@@ -281,6 +281,22 @@ TEST(OutputSafety, ACsvLeavesWhatWasNotEvaluatedEmpty) {
   fs::remove_all(dir);
 }
 
+// A budget or deadline of 0 meant no limit, silently (a CLI audit, 2026-12-01), where max_gpus: 0 is an error:
+// an error naming the file, line and key.
+TEST(OutputSafety, AZeroBudgetOrDeadlineIsAnError) {
+  const fs::path dir = scratch("trainplan-zero-constraint");
+  for (const std::string constraint : {"budget: 0 USD", "deadline: 0 s"}) {
+    const std::string sweep = (dir / "sweep.yaml").string();
+    std::ofstream(sweep) << "base: " << test::source_path("scenarios/examples/default.yaml")
+                         << "\ngrid: {parallel.tp: [8]}\nconstraints: {" << constraint << "}\n";
+    const test::RunResult r = test::run_trainplan("sweep '" + sweep + "'");
+    EXPECT_EQ(r.exit_code, 1) << constraint << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(sweep + ":3:")) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("must be positive")) << r.output;
+  }
+  fs::remove_all(dir);
+}
+
 // An inline model without a name gave the title " on 8 NVIDIA H100 ..." (a leading space).
 TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
   errtest::Yaml y;
