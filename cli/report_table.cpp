@@ -139,7 +139,9 @@ void print_sizes_and_memory(std::ostream& out, const Scenario& s, const Estimate
   if (m.moe.enabled()) out << ", " << format_count(e.parameters_active) << " active per token";
   out << ", " << format_count(e.parameters_per_gpu) << " on the busiest GPU (before ZeRO sharding)\n";
   out << "  FLOPs       model " << sci(e.flops.model_per_step.value) << " FLOP/step ("
-      << format_fixed(e.flops.model_per_token / 1e9, 2) << " GFLOP/token), hardware "
+      << (e.flops.model_per_token >= 1e7 ? format_fixed(e.flops.model_per_token / 1e9, 2) + " GFLOP"
+                                         : format_count(e.flops.model_per_token) + " FLOP")
+      << "/token), hardware "
       << sci(e.flops.hardware_per_step.value) << " FLOP/step (recompute " << sci(e.flops.recompute_per_step.value)
       << " FLOP)\n\n";
 

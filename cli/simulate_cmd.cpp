@@ -21,6 +21,10 @@ namespace {
 
 std::string secs(Seconds s) { return format_fixed(s.value, 4); }
 
+// A step time with its unit: seconds to the millisecond from 0.1 s up, else in ms or µs (a 183 µs step was
+// "0.000 s").
+std::string step_text(Seconds s) { return s.value >= 0.1 ? format_fixed(s.value, 3) + " s" : format_seconds(s.value); }
+
 std::string percent(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", std::fabs(x) < 5e-4 ? 0.0 : 100.0 * x);
@@ -90,10 +94,9 @@ void print_simulation_table(std::ostream& out, const Scenario& s, const Plan& p,
   out << "  Layout      tp " << par.tp << " · pp " << par.pp << " · dp " << par.dp << " · cp " << par.cp << " · ep " << par.ep
       << (par.vpp > 1 ? " · vpp " + std::to_string(par.vpp) : "") << ", " << to_string(par.schedule) << ", " << zero_label(par)
       << ", " << format_micro_batches(p.estimate.micro_batches) << " per replica\n";
-  out << "  Simulated   " << format_fixed(r.step_seconds.value, 3) << " s per step; analytic model "
-      << format_fixed(r.analytic_step_seconds.value, 3) << " s ("
-      << percent(r.analytic_step_seconds.value > 0 ? r.step_seconds / r.analytic_step_seconds - 1.0 : 0.0)
-      << " simulated vs analytic); lower bound " << format_fixed(r.lower_bound.value, 3) << " s\n";
+  out << "  Simulated   " << step_text(r.step_seconds) << " per step; analytic model " << step_text(r.analytic_step_seconds)
+      << " (" << percent(r.analytic_step_seconds.value > 0 ? r.step_seconds / r.analytic_step_seconds - 1.0 : 0.0)
+      << " simulated vs analytic); lower bound " << step_text(r.lower_bound) << "\n";
   out << "  Task graph  " << r.tasks << " tasks, " << r.events << " events, simulated"
       << (r.trace_path.empty() ? "" : " and its trace written") << " in " << format_fixed(wall_ms, 1) << " ms\n";
   if (r.stats.steps > 1 || o.jitter > 0) {

@@ -189,7 +189,14 @@ bool MapReader::boolean(const std::string& key, bool def) {
 
 std::string MapReader::string(const std::string& key, const std::string& def) {
   if (!has(key)) return def;
-  return scalar(key, "a string");
+  std::string s = scalar(key, "a string");
+  // Names are printed in tables and titles: a control character (an escape sequence, a NUL) would be written
+  // to the terminal as it is.
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) fail(key, "control characters (tab, newline, escape, NUL ...) are not allowed in a text value");
+  }
+  return s;
 }
 
 double MapReader::quantity(const std::string& key, Dim dim, double def, double min) {

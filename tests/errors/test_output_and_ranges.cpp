@@ -297,6 +297,18 @@ TEST(OutputSafety, AZeroBudgetOrDeadlineIsAnError) {
   fs::remove_all(dir);
 }
 
+// A name with an escape sequence or a NUL was written to the terminal as it is (a CLI audit, 2026-12-01): text
+// values refuse control characters, naming the key.
+TEST(OutputSafety, ATextValueRefusesControlCharacters) {
+  for (const std::string set : {"--set \"name=$(printf 'a\\033[31mRED')\"", "--set \"name=$(printf 'a\\tb')\"",
+                                 "--set \"cluster.gpu.name=$(printf 'x\\007')\""}) {
+    const test::RunResult r = test::run_trainplan("evaluate " + set);
+    EXPECT_EQ(r.exit_code, 1) << set << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("control characters")) << set;
+    EXPECT_THAT(r.output, ::testing::Not(HasSubstr("\x1b"))) << set;
+  }
+}
+
 // An inline model without a name gave the title " on 8 NVIDIA H100 ..." (a leading space).
 TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
   errtest::Yaml y;

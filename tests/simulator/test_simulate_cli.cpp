@@ -32,6 +32,23 @@ TEST(SimulateCli, PrintsTheBreakdownAndWritesATrace) {
   EXPECT_GT(j.at("traceEvents").size(), 1000u);
 }
 
+// A step under 0.1 s is shown in ms or µs: a one-layer model of width 1 (183 µs a step on an H100) was
+// "0.000 s per step" (a CLI audit, 2026-12-01); evaluate's FLOP per token was "0.00 GFLOP/token".
+TEST(SimulateCli, ATinyStepKeepsItsDigits) {
+  const std::string tiny = "--set 'model={layers: 1, hidden: 1, heads: 1, ffn_hidden: 1, vocab: 1}' "
+                           "--set 'cluster={preset: dgx-h100, nodes: 1, gpus_per_node: 1}' "
+                           "--set 'training={sequence_length: 1, global_batch: 1, micro_batch: 1}' "
+                           "--set 'parallel={tp: 1, pp: 1}'";
+  const test::RunResult sim = test::run_trainplan("simulate " + tiny);
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_THAT(sim.output, HasSubstr(" us per step; analytic model "));
+  EXPECT_THAT(sim.output, ::testing::Not(HasSubstr("0.000 s")));
+  const test::RunResult plan = test::run_trainplan("evaluate " + tiny);
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr(" FLOP/token)"));  // 54 FLOP a token, by the op graph
+  EXPECT_THAT(plan.output, ::testing::Not(HasSubstr("0.00 GFLOP/token")));
+}
+
 TEST(SimulateCli, JsonHasTheResultKeys) {
   const test::RunResult r = test::run_trainplan("simulate " + kExample + " --format json --steps 5 --jitter 0.05 --seed 9");
   ASSERT_EQ(r.exit_code, 0) << r.output;
