@@ -168,6 +168,13 @@ int run_calibrate_fit(const CalibrateFitOptions& o) {
     m.items.insert(m.items.end(), extra.items.begin(), extra.items.end());
     fo.sources.push_back(more);
   }
+  // Nothing measured is nothing to fit: a profile of the defaults under a fitted name would pass for a
+  // calibration (a CLI audit, 2026-12-01).
+  if (m.items.empty()) {
+    throw InputError({o.input, 0, 0}, "measurements",
+                     "no measurements to fit" + std::string(o.more_inputs.empty() ? "" : " in any of the files") +
+                         "; the generation's defaults need no profile (leave `profile` out)");
+  }
   fo.cluster = fit_cluster(o, m);
   fo.holdout_every = o.holdout_every;
   const FitResult r = fit_profile(m, fo);

@@ -42,6 +42,22 @@ TEST(CalibrateMessages, UnknownGpuKeyInTheFileBlamesTheFileField) {
   std::filesystem::remove(meas);
 }
 
+// A measurements file with no measurement was fitted, exit 0, into a profile of the defaults (a CLI audit,
+// 2026-12-01): an error naming the file, nothing written.
+TEST(CalibrateMessages, NoMeasurementsIsNothingToFit) {
+  Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
+  m.items.clear();
+  const std::string meas = temp_path("trainplan_msg_empty.json");
+  const std::string out = temp_path("trainplan_msg_empty_profile.yaml");
+  std::filesystem::remove(out);
+  write_measurements(m, meas);
+  const auto r = test::run_trainplan("calibrate fit " + meas + " -o " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(meas + ": measurements: no measurements to fit"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove(meas);
+}
+
 // Three collectives measured on one rank: the fit drops them and says how many.
 TEST(CalibrateMessages, SingleRankCollectivesAreDroppedWithANote) {
   Measurements m = test::synthetic_measurements(test::SyntheticTruth{}, 0.0);
