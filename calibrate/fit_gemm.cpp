@@ -81,10 +81,16 @@ void fit_gemm(const Measurements& m, const FitOptions& o, FitResult& r) {
       if (it.op == MeasuredOp::gemm && it.dtype == p && it.time.median > 0) all.push_back(&it);
     }
     if (all.empty()) continue;
-    for (const Measurement* it : all) {
-      if (it->gemm.batch == 1) r.profile.gemm_measured.push_back({p, it->gemm.m, it->gemm.n, it->gemm.k, Seconds(it->time.median)});
-    }
+    // The measured shapes the planner looks up exactly: the fitted ones only, so that a held-out shape is
+    // predicted by the model, as the hold-out's error says it is (a CLI audit, 2026-12-01: the profile held
+    // every shape, and report --measurements showed a held-out shape's "fitted" time equal to its measured).
+    const auto keep_measured = [&](const std::vector<const Measurement*>& items) {
+      for (const Measurement* it : items) {
+        if (it->gemm.batch == 1) r.profile.gemm_measured.push_back({p, it->gemm.m, it->gemm.n, it->gemm.k, Seconds(it->time.median)});
+      }
+    };
     if (o.cluster.gpu.peak_for(p).value <= 0) {
+      keep_measured(all);
       r.report.notes.push_back(std::string("gemm ") + to_string(p) + ": the GPU '" + o.cluster.gpu.key +
                                "' has no datasheet peak for this dtype; " + std::to_string(all.size()) +
                                " measurements ignored");
@@ -102,6 +108,7 @@ void fit_gemm(const Measurements& m, const FitOptions& o, FitResult& r) {
       samples.push_back({{static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k)},
                          all[i]->time.median / static_cast<double>(s.batch)});
     }
+    keep_measured(fit_items);
     const size_t shapes = distinct_shapes(fit_items, [](const Measurement* it) {
       return std::array<std::int64_t, 3>{it->gemm.m, it->gemm.n, it->gemm.k};
     });
