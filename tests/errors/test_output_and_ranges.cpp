@@ -281,6 +281,26 @@ TEST(OutputSafety, ACsvLeavesWhatWasNotEvaluatedEmpty) {
   fs::remove_all(dir);
 }
 
+// An interrupted write (Ctrl-C or SIGTERM while a large trace is written) left its temporary file beside the
+// target, 94 MB of it (a CLI audit, 2026-12-01): the signal's handler removes it, and the process still ends
+// by the signal. The shell waits for the temporary file to appear, then terminates it (SIGTERM: a background
+// job of a script ignores SIGINT, and keeps ignoring it).
+TEST(OutputSafety, AnInterruptedWriteLeavesNothing) {
+  const fs::path dir = scratch("trainplan-interrupted");
+  for (const char* sig : {"TERM"}) {
+    const std::string script =
+        std::string(TRAINPLAN_BINARY) + " simulate --set training.global_batch=96000 --trace '" + (dir / "big.json").string() +
+        "' >/dev/null 2>&1 & pid=$!; i=0; while [ $i -lt 600 ] && ! ls '" + dir.string() +
+        "'/big.json.* >/dev/null 2>&1; do sleep 0.05; i=$((i+1)); done; ls '" + dir.string() + "' | sed 's/^/seen: /'; kill -" +
+        sig + " $pid; wait $pid; echo \"status $?\"; ls '" + dir.string() + "' | sed 's/^/left: /'";
+    const test::RunResult r = test::run_shell(script);
+    EXPECT_THAT(r.output, HasSubstr("seen: big.json.")) << sig << ": the write never started\n" << r.output;
+    EXPECT_THAT(r.output, ::testing::Not(HasSubstr("left: "))) << sig << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr("status 143")) << r.output;  // 128 + SIGTERM: ended by the signal
+  }
+  fs::remove_all(dir);
+}
+
 // A budget or deadline of 0 meant no limit, silently (a CLI audit, 2026-12-01), where max_gpus: 0 is an error:
 // an error naming the file, line and key.
 TEST(OutputSafety, AZeroBudgetOrDeadlineIsAnError) {
