@@ -70,8 +70,16 @@ void read_gemm_measured(MapReader& r, HardwareProfile& p, const GpuSpec& gpu) {
     const double peak = gpu.peak_for(g.dtype).value;
     const double fastest = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / (1.05 * peak);
     if (peak > 0 && g.time.value < fastest) {
+      // A peak set below the catalog's (cluster.gpu.peak) is the likelier culprit than the measurement.
+      const auto known = Catalog::builtin().gpus().find(gpu.key);
+      const bool lowered = known != Catalog::builtin().gpus().end() && known->second.peak_for(g.dtype).value > peak;
       e.fail("time", shown(g.time.value) + " s is faster than the GPU's " + to_string(g.dtype) + " peak allows for this shape (" +
-                         shown(fastest) + " s at " + shown(peak / 1e12) + " TFLOP/s)");
+                         shown(fastest) + " s at " + shown(peak / 1e12) + " TFLOP/s)" +
+                         (lowered ? "; the scenario's cluster.gpu.peak." + std::string(to_string(g.dtype)) +
+                                        " is below the catalog's " + shown(known->second.peak_for(g.dtype).value / 1e12) +
+                                        " TFLOP/s this profile was measured against: give a profile measured on this GPU "
+                                        "(profile:), or the catalog's peak"
+                                  : ""));
     }
     e.finish();
     p.gemm_measured.push_back(g);

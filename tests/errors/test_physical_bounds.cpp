@@ -132,6 +132,15 @@ TEST(PhysicalBounds, AMeasuredGemmIsNoFasterThanThePeak) {
   EXPECT_THAT(r.output, HasSubstr("gemm_measured[0].time: 1e-09 s is faster than the GPU's bf16 peak allows"));
 }
 
+// A peak set below the catalog's made the built-in profile's measured GEMMs "faster than the peak", an error
+// that named only the profile's line (a CLI audit, 2026-12-01): it names the scenario's setting and the way out.
+TEST(PhysicalBounds, ALoweredPeakIsNamedWhenTheProfileOutrunsIt) {
+  const test::RunResult r = test::run_trainplan("evaluate --set 'cluster.gpu.peak.bf16=600 TFLOP/s'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the scenario's cluster.gpu.peak.bf16 is below the catalog's 989.4 TFLOP/s"));
+  EXPECT_THAT(r.output, HasSubstr("give a profile measured on this GPU"));
+}
+
 // --max-yaml-nodes bounds what a user gives: at 100 it refused the built-in catalog ("catalog/gpus.yaml: ...
 // an alias bomb?"), a file the user never wrote. The example scenario has fewer than 100 nodes.
 TEST(PhysicalBounds, TheYamlNodeLimitIsTheUsersNotTheCatalogs) {
