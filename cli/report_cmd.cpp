@@ -15,6 +15,7 @@
 #include "measurements.h"
 #include "output_file.h"
 #include "plan.h"
+#include "progress_bar.h"
 #include "report_sections.h"
 #include "scenario.h"
 #include "svg.h"
@@ -59,6 +60,7 @@ SweepRun run_report_sweep(const ReportOptions& o) {
   const SweepSpec& spec = run.setup.spec;
   SweepOptions options;
   options.keep_all = true;  // the scatter and the feasibility map draw every point
+  options.progress = terminal_progress("points");  // a grid may take long (a CLI audit, 2026-12-01: 40 s silent)
   SweepReport& r = run.report;
   r.result = run_sweep(run.setup.bases, run.setup.fast, spec.parallel_auto, spec.objective, spec.constraints, spec.top,
                        options);

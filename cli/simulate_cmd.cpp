@@ -12,6 +12,7 @@
 #include "hardware_profile.h"
 #include "output_file.h"
 #include "plan.h"
+#include "progress_bar.h"
 #include "report.h"
 #include "scenario.h"
 #include "simulate.h"
@@ -135,6 +136,7 @@ int run_simulate(const SimulateOptions& o) {
   const Plan p = make_plan(s, hw);
   SimOptions so;
   so.steps = o.steps;
+  so.progress = terminal_progress("steps");  // many jittered steps take a while (on a terminal only)
   so.jitter = o.jitter;
   so.seed = o.seed;
   so.trace = o.trace;

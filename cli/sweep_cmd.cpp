@@ -15,6 +15,7 @@
 #include "format_units.h"
 #include "output_file.h"
 #include "plan.h"
+#include "progress_bar.h"
 #include "report.h"
 #include "scenario.h"
 #include "simulate.h"
@@ -118,17 +119,6 @@ void write_csv(const std::string& path, const std::vector<SweepPoint>& points, c
           << cell(p.energy_kwh, runs) << "," << quoted_cell(extra_label(p, bases, axes)) << "\n";
     }
   }, "the CSV file");
-}
-
-void progress_bar(std::uint64_t done, std::uint64_t total, double seconds) {
-  const double frac = total ? static_cast<double>(done) / total : 1.0;
-  const int width = 30;
-  const int filled = static_cast<int>(frac * width);
-  const double rate = seconds > 0 ? done / seconds : 0;
-  const double eta = rate > 0 ? (total - done) / rate : 0;
-  std::fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %s points/s  ETA %.0f s ", filled, "==============================",
-               width - filled, "", 100 * frac, format_count(rate).c_str(), eta);
-  if (done >= total) std::fprintf(stderr, "\n");
 }
 
 // The points the CSV holds: every point with --csv-all (or json_all), else the best ones and both
@@ -302,13 +292,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
   SweepOptions options;
   options.threads = o.threads;
   options.keep_all = o.csv_all || o.format == "json_all";
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  const auto started = std::chrono::steady_clock::now();
-  if (tty) {
-    options.progress = [started](std::uint64_t done, std::uint64_t total) {
-      progress_bar(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    };
-  }
+  options.progress = terminal_progress("points");
   // --simulate-top N re-scores the best N even when --top shows fewer: the sweep keeps the larger count, and
   // the analytic tables show --top (N was capped at --top before 2026-12-01).
   const int kept = std::max(spec.top, o.simulate_top);
@@ -318,7 +302,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });
 
   std::optional<Rescored> rescored;
-  if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast, tty);
+  if (o.simulate_top > 0 && !r.top.empty()) rescored = rescore_with_simulator(r, o.simulate_top, spec.objective, bases, fast, isatty(STDERR_FILENO) != 0);
   if (r.top.size() > static_cast<std::size_t>(spec.top)) r.top.resize(static_cast<std::size_t>(spec.top));
   // Once all the work is done: a run that fails leaves no file behind.
   if (!o.csv.empty()) write_csv(o.csv, csv_points(r, options.keep_all), bases, fast);

@@ -104,6 +104,7 @@ SimResult simulate(const StepInputs& in, const SimOptions& o) {
       throw std::logic_error("simulator: " + std::to_string(x.unfinished) + " tasks never ran (deadlock)");
     }
     times.push_back(x.makespan);
+    if (o.progress && runs > 1) o.progress(static_cast<std::uint64_t>(k) + 1, static_cast<std::uint64_t>(runs));
     if (k > 0) continue;
 
     r.events = x.events;

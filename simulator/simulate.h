@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct SimOptions {
   std::string trace;      // Chrome trace JSON of the first step; "" = none
   sim::LinkSharing link_sharing = sim::LinkSharing::fair;
   std::uint64_t max_tasks = 0;  // tasks of one step; 0 = work_limits().sim_tasks (--max-tasks)
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;  // after each jittered step; may be empty
 };
 
 struct SimStage {

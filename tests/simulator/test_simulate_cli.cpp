@@ -49,6 +49,25 @@ TEST(SimulateCli, ATinyStepKeepsItsDigits) {
   EXPECT_THAT(plan.output, ::testing::Not(HasSubstr("0.00 GFLOP/token")));
 }
 
+// Long work shows progress on a terminal (a CLI audit, 2026-12-01: simulate --steps and report --grid ran for
+// seconds with nothing shown); into a pipe or a file, no carriage returns. `script` gives the command a
+// terminal (util-linux / bsdutils); skipped where it is missing.
+TEST(SimulateCli, ProgressOnATerminalOnly) {
+  if (test::run_shell("command -v script").exit_code != 0) GTEST_SKIP() << "no `script` here to give a terminal";
+  const std::string report = (fs::path(::testing::TempDir()) / "trainplan-progress.html").string();
+  for (const std::string& args : {std::string("simulate --steps 50 --jitter 0.1"),
+                                  "report --grid parallel.tp=4,8 -o '" + report + "'"}) {
+    const std::string command = std::string(TRAINPLAN_BINARY) + " " + args;
+    const test::RunResult tty = test::run_shell("script -qec \"" + command + "\" /dev/null");
+    ASSERT_EQ(tty.exit_code, 0) << args << "\n" << tty.output;
+    EXPECT_THAT(tty.output, HasSubstr("100.0%")) << args;
+    const test::RunResult piped = test::run_shell(command);
+    ASSERT_EQ(piped.exit_code, 0) << args;
+    EXPECT_THAT(piped.output, ::testing::Not(HasSubstr("100.0%"))) << args;
+  }
+  fs::remove(report);
+}
+
 TEST(SimulateCli, JsonHasTheResultKeys) {
   const test::RunResult r = test::run_trainplan("simulate " + kExample + " --format json --steps 5 --jitter 0.05 --seed 9");
   ASSERT_EQ(r.exit_code, 0) << r.output;
