@@ -213,6 +213,9 @@ Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, con
   if (!s.profile.empty() && !std::filesystem::exists(s.profile, no_file)) {
     r.fail("profile", s.profile + ": no such file (a path relative to this scenario's folder)");
   }
+  if (!s.profile.empty() && !std::filesystem::is_regular_file(s.profile, no_file)) {
+    r.fail("profile", s.profile + ": not a file (a folder or a device); give a profile's YAML file");
+  }
   r.finish();
   if (s.name.empty()) s.name = s.model.name + " on " + std::to_string(s.gpus()) + " " + s.cluster.gpu.name;
 

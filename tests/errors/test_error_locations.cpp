@@ -56,6 +56,15 @@ TEST(ErrorLocations, AMissingReferencedFileIsNamedWhereItIsReferenced) {
   r = test::run_trainplan("evaluate '" + scenario_path + "'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr(at(scenario_path, scenario, "missing-profile") + ": profile: "));
+  // A profile that is a folder or a device was named without the scenario's line ("error: .: is a directory";
+  // a CLI audit, 2026-12-01).
+  for (const std::string profile : {"/tmp", "/dev/zero"}) {
+    const std::string text = "model: llama3.1-8b\ncluster: dgx-h100\nprofile: " + profile + "\n";
+    const std::string path = written("loc-refs", "scenario-dir.yaml", text);
+    r = test::run_trainplan("evaluate '" + path + "'");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(at(path, text, profile) + ": profile: " + profile + ": not a file")) << r.output;
+  }
 
   const std::string index = "runs:\n- scenario: nothere.yaml\n  source: mine\n  measured: {step_seconds: 1}\n";
   const std::string index_path = written("loc-refs", "index.yaml", index);
