@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "json_positions.h"
 #include "hardware_profile.h"
 #include "input_file.h"
 #include "json_object_reader.h"
@@ -320,7 +321,12 @@ Measurements measurements_from_text(const std::string& text, const std::string& 
   } catch (const json::exception& e) {  // e.g. a number too large for a double
     throw InputError({file, 0, 0}, "", std::string("not valid JSON: ") + e.what());
   }
-  return measurements_from_json(j, file);
+  const JsonPositions positions(text, file);  // a key given twice is an error here
+  try {
+    return measurements_from_json(j, file);
+  } catch (const InputError& e) {
+    rethrow_at_line(e, positions, file);  // the field's line and column
+  }
 }
 
 Measurements read_measurements(const std::string& path) {

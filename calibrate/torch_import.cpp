@@ -4,6 +4,7 @@
 
 #include "errors.h"
 #include "input_file.h"
+#include "json_positions.h"
 
 namespace tp {
 
@@ -190,7 +191,12 @@ Measurements import_torch_file(const std::string& path, const std::string& gpu_k
   } catch (const json::parse_error& e) {
     bad(path, "", std::string("not JSON: ") + e.what());
   }
-  return import_torch(j, path, gpu_key, device_name);
+  const JsonPositions positions(text, path);  // a key given twice is an error here
+  try {
+    return import_torch(j, path, gpu_key, device_name);
+  } catch (const InputError& e) {
+    rethrow_at_line(e, positions, path);  // the field's line and column in the PyTorch file
+  }
 }
 
 }  // namespace tp

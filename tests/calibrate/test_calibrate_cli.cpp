@@ -119,7 +119,7 @@ TEST(CalibrateCli, FitErrorsNameFileAndField) {
   }
   const auto r = test::run_trainplan("calibrate fit " + bad + " -o /tmp/never.yaml");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("error: " + bad + ": measurements[0].shape.n: expected an integer, got a boolean"), std::string::npos)
+  EXPECT_NE(r.output.find("error: " + bad + ":2:79: measurements[0].shape.n: expected an integer, got a boolean"), std::string::npos)
       << r.output;
   const auto missing = test::run_trainplan("calibrate fit /nonexistent-trainplan.json");
   EXPECT_EQ(missing.exit_code, 1);

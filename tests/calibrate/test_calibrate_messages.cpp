@@ -184,8 +184,10 @@ TEST(CalibrateMessages, ImportTorchRefusesWhatTheFitWouldRefuse) {
   const std::string row = R"({"op": "gemm", "label": "x", "dtype": "bf16", "n": 4096, "k": 4096, "flops": 1e11, )";
   const std::string attention = R"({"attention": [{"backend": "flash", "batch": 16, "heads": 32, "kv_heads": 32, "seq": 1024, )";
   const Case cases[] = {
+      // At the field's line and column (2026-12-01; column 116 by hand: the prefix is 115 characters).
       {"fraction", R"({"torch": "2.11", "rows": [)" + row + R"("m": 1.5, "torch_s": 1e-4}]})",
-       "rows[0].m: expected a whole number up to 2^53"},
+       ":1:116: rows[0].m: expected a whole number up to 2^53"},
+      {"twice", R"({"torch": "2.11", "torch": "2.12", "rows": []})", ":1:19: torch: given twice in one object"},
       {"eternal", attention + R"("head_dim": 64, "causal": true, "forward_s": 1e308, "backward_s": 1e-3}]})",
        "measurements[0].time.median: a kernel time of 1e+308 s is outside [1 ns, 1 h]"},
       // At the input's field (it named the imported file's measurements[0].shape.kv_heads; 2026-12-01).

@@ -170,48 +170,62 @@ TEST(MeasurementsFile, MissingVersion) {
 
 TEST(MeasurementsFile, UnsupportedVersion) {
   EXPECT_EQ(error_of(R"({"schema": "trainplan-measurements/2", "device": {"name": "x"}, "measurements": []})"),
-            "meas.json: schema: unsupported version 'trainplan-measurements/2'; this trainplan reads trainplan-measurements/1");
+            "meas.json:1:12: schema: unsupported version 'trainplan-measurements/2'; this trainplan reads trainplan-measurements/1");
 }
 
 TEST(MeasurementsFile, WrongType) {
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": "64", "n": 64, "k": 64}, "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].shape.m: expected an integer, got a string");
+            "meas.json:1:149: measurements[0].shape.m: expected an integer, got a string");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": 3})")),
-            "meas.json: measurements[0].time: expected an object, got an integer");
+            "meas.json:1:180: measurements[0].time: expected an object, got an integer");
   EXPECT_EQ(error_of(R"({"schema": "trainplan-measurements/1", "device": {"name": "x"}, "measurements": {}})"),
-            "meas.json: measurements: expected an array, got an object");
+            "meas.json:1:81: measurements: expected an array, got an object");
+}
+
+// Errors name the line and column of the field (they named the file only; a CLI audit, 2026-12-01), and a key
+// given twice in one object is an error at the second (nlohmann::json kept the last silently). Positions by
+// hand: line 3 is `    "median": -1`, the value at column 15; line 2 is `  "device": {"name": "x", "name": "y"}`, the
+// second "name" at column 27.
+TEST(MeasurementsFile, ErrorsNameTheLineAndAKeyGivenTwice) {
+  EXPECT_EQ(error_of("{\"schema\": \"trainplan-measurements/1\", \"device\": {\"name\": \"x\"}, \"measurements\": [\n"
+                     "  {\"op\": \"gemm\", \"dtype\": \"bf16\", \"shape\": {\"m\": 64, \"n\": 64, \"k\": 64}, \"time\": {\n"
+                     "    \"median\": -1}}]}"),
+            "meas.json:3:15: measurements[0].time.median: must be at least 0, got -1");
+  EXPECT_EQ(error_of("{\"schema\": \"trainplan-measurements/1\",\n"
+                     "  \"device\": {\"name\": \"x\", \"name\": \"y\"}, \"measurements\": []}"),
+            "meas.json:2:27: device.name: given twice in one object (a JSON reader would keep the last silently)");
 }
 
 TEST(MeasurementsFile, UnknownOp) {
   EXPECT_EQ(error_of(with_item(R"({"op": "gemmm", "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].op: unknown op 'gemmm'; did you mean 'gemm'?");
+            "meas.json:1:109: measurements[0].op: unknown op 'gemmm'; did you mean 'gemm'?");
   EXPECT_EQ(error_of(with_item(R"({"op": "allreduce", "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].op: unknown op 'allreduce'; did you mean 'all_reduce'?");
+            "meas.json:1:109: measurements[0].op: unknown op 'allreduce'; did you mean 'all_reduce'?");
 }
 
 TEST(MeasurementsFile, UnknownKeyAndBadValues) {
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-5}, "rte": 1})")),
-            "meas.json: measurements[0].rte: unknown key; did you mean 'rate'?");
+            "meas.json:1:205: measurements[0].rte: unknown key; did you mean 'rate'?");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf61", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].dtype: unknown dtype 'bf61' (fp32, tf32, fp16, bf16 or fp8); did you mean 'bf16'?");
+            "meas.json:1:126: measurements[0].dtype: unknown dtype 'bf61' (fp32, tf32, fp16, bf16 or fp8); did you mean 'bf16'?");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64}, "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].shape.k: missing (required)");
+            "meas.json:1:143: measurements[0].shape.k: missing (required)");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 0}})")),
-            "meas.json: measurements[0].time.median: a kernel time of 0 s is outside [1 ns, 1 h]: times are in seconds");
+            "meas.json:1:191: measurements[0].time.median: a kernel time of 0 s is outside [1 ns, 1 h]: times are in seconds");
   // A denormal time crashed the GEMM fit (every residual infinite); a time in microseconds read as seconds.
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-320}})")),
-            "meas.json: measurements[0].time.median: a kernel time of 9.99989e-321 s is outside [1 ns, 1 h]: times are in seconds");
+            "meas.json:1:191: measurements[0].time.median: a kernel time of 9.99989e-321 s is outside [1 ns, 1 h]: times are in seconds");
   // 2^63 was read as int64 and reported as "got -9223372036854775808".
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 9223372036854775808}, "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].shape.k: is out of range: at most 9223372036854775807");
+            "meas.json:1:167: measurements[0].shape.k: is out of range: at most 9223372036854775807");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 12000}})")),
-            "meas.json: measurements[0].time.median: a kernel time of 12000 s is outside [1 ns, 1 h]: times are in seconds");
+            "meas.json:1:191: measurements[0].time.median: a kernel time of 12000 s is outside [1 ns, 1 h]: times are in seconds");
   EXPECT_EQ(error_of(with_item(R"({"op": "all_reduce", "dtype": "fp32", "shape": {"bytes": 8, "ranks": 2, "nodes": 4}, "time": {"median": 1e-5}})")),
-            "meas.json: measurements[0].shape.nodes: more nodes (4) than ranks (2)");
+            "meas.json:1:183: measurements[0].shape.nodes: more nodes (4) than ranks (2)");
   EXPECT_EQ(error_of(with_item(R"({"op": "gemm", "dtype": "bf16", "shape": {"m": 64, "n": 64, "k": 64}, "time": {"median": 1e-5}, "sm_mhz": -5})")),
-            "meas.json: measurements[0].sm_mhz: must be at least 0, got -5");
+            "meas.json:1:208: measurements[0].sm_mhz: must be at least 0, got -5");
   EXPECT_EQ(error_of(with_item(R"({"op": "power", "phase": "busy", "watts": 3})")),
-            "meas.json: measurements[0].phase: expected idle, gemm or memory, got 'busy'");
+            "meas.json:1:127: measurements[0].phase: expected idle, gemm or memory, got 'busy'");
 }
 
 TEST(MeasurementsFile, NotJsonGivesLineAndColumn) {
