@@ -158,6 +158,7 @@ nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile
                 {"checkpoint_bytes", p.checkpoint_bytes.value},
                 {"checkpoint_write_seconds", r.failures.checkpoint_write.value},
                 {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
+                {"checkpointed", r.failures.checkpointed},
                 {"lost_work_seconds", r.failures.lost_work.value},
                 {"restart_seconds", r.failures.restart_time.value}}}};
   if (s.costs.spot_gpu_hour.value > 0.0) {

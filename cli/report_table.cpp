@@ -81,8 +81,7 @@ void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
   out << "  Failures    job MTBF " << format_seconds(f.job_mtbf.value) << ", ";
   if (progress) out << format_fixed(f.expected_failures, 1) << " expected; ";
   out << "checkpoint " << format_bytes(p.checkpoint_bytes.value) << " written in " << format_seconds(f.checkpoint_write.value)
-      << (progress && f.checkpoint_interval.value <= 0 && f.checkpoint_write.value > 0
-              ? ", none taken (the run is better restarted from its start)"
+      << (progress && !f.checkpointed ? ", none taken (the run is better restarted from its start)"
               : " every " + format_seconds(f.checkpoint_interval.value))
       << "; goodput " << format_fixed(100 * f.goodput, 1) << "%\n";
 }

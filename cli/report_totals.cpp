@@ -77,7 +77,7 @@ std::string totals_section(const Scenario& s, const Plan& p) {
   h += row("steps", json_number("run.steps", r.steps, format_fixed(r.steps, 0)), "optimizer steps");
   const bool progress = f.regime == Regime::ok;
   h += progress ? rows_with_progress(s, r) : rows_without_progress(s, r);
-  const bool unchecked = progress && f.checkpoint_interval.value <= 0 && f.checkpoint_write.value > 0;
+  const bool unchecked = progress && !f.checkpointed;
   const std::string checkpoints = unchecked ? "no checkpoint: the run is better restarted from its start"
                                             : "checkpoint every " + duration_text(f.checkpoint_interval.value);
   h += row("goodput", json_number("run.goodput", f.goodput, svg::num(100 * f.goodput, 1) + " %"),

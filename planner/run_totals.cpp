@@ -52,6 +52,7 @@ FailureModel without_checkpoints(FailureModel m, double t0, double mtbf, double 
     return m;
   }
   m.regime = Regime::ok;
+  m.checkpointed = false;
   m.checkpoint_interval = Seconds(0.0);
   m.checkpoint_overhead = Seconds(0.0);
   m.expected_failures = failures;

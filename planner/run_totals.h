@@ -64,6 +64,7 @@ struct FailureModel {
   Seconds checkpoint_overhead;  // (failure-free run / interval) * write
   double goodput = 1.0;         // useful (failure-free) time / total time; 0 with no_progress
   Seconds lost_per_failure;     // interval/2 + write + restart: what each failure costs
+  bool checkpointed = true;     // false: the run is better restarted from its start (no checkpoint, interval 0)
 };
 // With no_progress, make_plan() adds a Violation of kind no_progress (planner/estimate.h) that says so.
 

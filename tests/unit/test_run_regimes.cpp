@@ -108,6 +108,7 @@ TEST(RunRegimes, AShortJobRunsThroughWithoutCheckpoints) {
   const FailureModel m = failure_model(Seconds(1000.0), 1, Bytes(5000.0), f, Seconds(1.0));
   EXPECT_EQ(m.regime, Regime::ok);
   EXPECT_EQ(m.checkpoint_interval.value, 0.0);
+  EXPECT_FALSE(m.checkpointed);
   EXPECT_EQ(m.checkpoint_overhead.value, 0.0);
   EXPECT_NEAR(m.expected_failures, 0.1051709, 1e-7);
   EXPECT_NEAR(1000.0 + m.lost_work.value + m.restart_time.value, 1051.709, 1e-3);
