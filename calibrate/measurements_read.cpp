@@ -149,7 +149,9 @@ void read_power_fields(JsonObjectReader& r, Measurement& m) {
   if (m.phase != "idle" && m.phase != "gemm" && m.phase != "memory") {
     r.fail("phase", "expected idle, gemm or memory, got '" + m.phase + "'");
   }
-  m.watts = r.number("watts", 0, true, 0.0);
+  // At most 10 kW: no accelerator draws more (the largest boards' limits are ~1.2 kW); 1e9 W was fitted into an
+  // energy of 7.7e10 kWh (a CLI audit, 2026-12-01).
+  m.watts = r.number("watts", 0, true, 0.0, 1e4);
   m.samples = static_cast<int>(r.integer("samples", 0, false, 0));
   m.rate = r.number("rate", 0, false, 0.0);  // gemm phase: sustained FLOP/s (absent in older files)
 }

@@ -250,7 +250,7 @@ void print_plan_table(std::ostream& out, const Scenario& s, const Plan& p, const
   // The step's passes over the weights and gradients (gradient accumulation, autocast's and FP8's casts, DDP's
   // bucket copies) beside the update itself (planner/step_time_parts.h, OptimizerTime).
   if (const Seconds passes = t.optimizer - t.compute_by_kind.optimizer; passes.value > 5e-5) {
-    out << " (" << ms(passes) << " of it passes over weights and gradients)";
+    out << " (" << ms(passes) << " ms of it passes over weights and gradients)";
   }
   out << "\n";
   out << "    GPU time by kernel [ms]: GEMM " << ms(t.compute_by_kind.gemm) << ", attention " << ms(t.compute_by_kind.attention)

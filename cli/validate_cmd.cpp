@@ -65,7 +65,9 @@ std::string required_text(MapReader& run, const std::string& key) {
 // The scenario a run names, relative to the index's folder; a file that is missing is named with the index
 // line that names it.
 Scenario run_scenario(MapReader& run, const std::string& dir) {
-  const std::string path = dir + "/" + required_text(run, "scenario");
+  const std::string named = required_text(run, "scenario");
+  if (named.empty()) run.fail("scenario", "empty: name the scenario file");
+  const std::string path = named.front() == '/' ? named : dir + "/" + named;  // an absolute path as it is
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) run.fail("scenario", path + ": is a folder; name the scenario file");
   if (!std::filesystem::is_regular_file(path, ec)) run.fail("scenario", path + ": no such file");

@@ -74,6 +74,16 @@ void add_axis(SweepSpec& spec, Axis a) {
   for (const auto& existing : spec.axes) {
     if (existing.key == a.key) throw InputError(a.where, "grid." + a.key, "given twice");
   }
+  // The values label the points in tables and the CSV: a newline broke the table's rows (a CLI audit,
+  // 2026-12-01), as the scenario's own text values refuse control characters.
+  for (const std::string& v : a.values) {
+    for (char ch : v) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c == 0x7f) {
+        throw InputError(a.where, "grid." + a.key, "control characters (tab, newline, escape, NUL ...) are not allowed in a value");
+      }
+    }
+  }
   spec.axes.push_back(std::move(a));
 }
 

@@ -226,6 +226,9 @@ TEST(MeasurementsFile, UnknownKeyAndBadValues) {
             "meas.json:1:208: measurements[0].sm_mhz: must be at least 0, got -5");
   EXPECT_EQ(error_of(with_item(R"({"op": "power", "phase": "busy", "watts": 3})")),
             "meas.json:1:127: measurements[0].phase: expected idle, gemm or memory, got 'busy'");
+  // 1e9 W was fitted into an idle power of 1e9 W (a CLI audit, 2026-12-01): at most 10 kW.
+  EXPECT_EQ(error_of(with_item(R"({"op": "power", "phase": "idle", "watts": 1e9, "samples": 3})")),
+            "meas.json:1:144: measurements[0].watts: must be at most 10000, got 1e+09");
 }
 
 TEST(MeasurementsFile, NotJsonGivesLineAndColumn) {

@@ -320,9 +320,11 @@ TEST(OutputSafety, AZeroBudgetOrDeadlineIsAnError) {
 // A name with an escape sequence or a NUL was written to the terminal as it is (a CLI audit, 2026-12-01): text
 // values refuse control characters, naming the key.
 TEST(OutputSafety, ATextValueRefusesControlCharacters) {
-  for (const std::string set : {"--set \"name=$(printf 'a\\033[31mRED')\"", "--set \"name=$(printf 'a\\tb')\"",
-                                 "--set \"cluster.gpu.name=$(printf 'x\\007')\""}) {
-    const test::RunResult r = test::run_trainplan("evaluate " + set);
+  for (const std::string set : {"evaluate --set \"name=$(printf 'a\\033[31mRED')\"", "evaluate --set \"name=$(printf 'a\\tb')\"",
+                                 "evaluate --set \"cluster.gpu.name=$(printf 'x\\007')\"",
+                                 // A grid's values label the points: a newline broke the table's rows (a re-audit).
+                                 "sweep --grid \"name=$(printf 'a\\nb'),c\""}) {
+    const test::RunResult r = test::run_trainplan(set);
     EXPECT_EQ(r.exit_code, 1) << set << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr("control characters")) << set;
     EXPECT_THAT(r.output, ::testing::Not(HasSubstr("\x1b"))) << set;

@@ -45,6 +45,20 @@ TEST(ValidateErrors, ZeroMeasuredStepIsLocatedAndExitsOne) {
   }
 }
 
+// A scenario named by an absolute path was glued onto the index's folder ("DIR//tmp/..."), and an empty name
+// said the folder was a folder (a CLI audit, 2026-12-01).
+TEST(ValidateErrors, AnAbsoluteScenarioPathIsTakenAsItIs) {
+  const std::string scenario = errtest::write_file("validate-absolute-run.yaml", errtest::Yaml{}.str());
+  const std::string absolute = std::filesystem::absolute(scenario).string();
+  const std::string index = "runs:\n- scenario: " + absolute + "\n  source: mine\n  measured: {step_seconds: 70}\n";
+  const test::RunResult r = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-absolute", index)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string empty = "runs:\n- scenario: ''\n  source: mine\n  measured: {step_seconds: 70}\n";
+  const test::RunResult e = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-empty-name", empty)));
+  EXPECT_EQ(e.exit_code, 1) << e.output;
+  EXPECT_THAT(e.output, HasSubstr("runs[0].scenario: empty: name the scenario file"));
+}
+
 TEST(ValidateErrors, MissingOrTextMeasurementsAreLocated) {
   const std::string unmeasured = "runs:\n- scenario: run.yaml\n  source: mine\n";
   const std::string none = validation_dir("validate-none", unmeasured);

@@ -84,7 +84,7 @@ TEST(FormatUnits, OptimizerFigureNamesItsWeightAndGradientPasses) {
   const Scenario s = test::scenario(yaml);
   const StepTime t = make_plan(s, profile_for(s)).time;
   char expected[96];
-  std::snprintf(expected, sizeof expected, "optimizer %.1f ms (%.1f of it passes over weights and gradients)",
+  std::snprintf(expected, sizeof expected, "optimizer %.1f ms (%.1f ms of it passes over weights and gradients)",
                 1e3 * t.optimizer.value, 1e3 * (t.optimizer - t.compute_by_kind.optimizer).value);
   const test::RunResult r = test::run_trainplan("evaluate " + path);
   ASSERT_EQ(r.exit_code, 0) << r.output;
