@@ -52,7 +52,21 @@ bool same_gpu(const DeviceInfo& a, const DeviceInfo& b) {
 // The cluster the fit compares against: the scenario's, else the catalog GPU (named, recorded in the
 // file, or guessed from the device name) with its NVLink as the intra-node tier.
 ClusterSpec fit_cluster(const CalibrateFitOptions& o, const Measurements& m) {
-  if (!o.scenario.empty()) return load_scenario_file(o.scenario).cluster;
+  if (!o.scenario.empty()) {
+    // The scenario's GPU against the file's record of its device (H200 timings fitted as an RTX 3090 gave
+    // degenerate curves, exit 0, no word; a CLI audit, 2026-12-01): done as asked, said, as with --gpu.
+    const ClusterSpec c = load_scenario_file(o.scenario).cluster;
+    const double memory = m.device.memory_bytes;
+    const bool memory_differs = memory > 0 && c.gpu.memory.value > 0 && std::fabs(memory / c.gpu.memory.value - 1) > 0.15;
+    const bool key_differs = !m.device.gpu_key.empty() && !c.gpu.key.empty() && m.device.gpu_key != c.gpu.key;
+    if (key_differs || memory_differs) {
+      std::fprintf(stderr, "warning: %s: the file's device is '%s' (%s, %.0f GB); fitted as %s's GPU %s (%.0f GB) as asked\n",
+                   o.input.c_str(), m.device.name.c_str(), m.device.gpu_key.empty() ? "no catalog key" : m.device.gpu_key.c_str(),
+                   memory / 1e9, o.scenario.c_str(), c.gpu.key.empty() ? c.gpu.name.c_str() : c.gpu.key.c_str(),
+                   c.gpu.memory.value / 1e9);
+    }
+    return c;
+  }
   std::string key = o.gpu;
   if (key.empty()) key = m.device.gpu_key;
   if (key.empty()) key = guess_gpu_key(m.device.name, m.device.memory_bytes);

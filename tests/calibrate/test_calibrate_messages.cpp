@@ -249,6 +249,11 @@ TEST(CalibrateMessages, AMeasurementFileOrAnotherGpuIsNamedAsSuch) {
             std::string::npos) << other.output;
   const auto refit = test::run_trainplan("calibrate fit '" + measurements + "' --gpu h200 -o '" + temp_path("trainplan_msg_h200.yaml") + "'");
   EXPECT_NE(refit.output.find("fitted as --gpu h200-sxm-141gb (151 GB) as asked"), std::string::npos) << refit.output;
+  // Likewise a --scenario on another GPU (it fitted H100 timings as an RTX 3090 without a word; a re-audit).
+  const std::string rtx = test::source_path("scenarios/examples/gpt2-124m-2x3090.yaml");
+  const auto as_scenario = test::run_trainplan("calibrate fit '" + measurements + "' --scenario '" + rtx + "' -o '" +
+                                               temp_path("trainplan_msg_3090.yaml") + "'");
+  EXPECT_NE(as_scenario.output.find("fitted as " + rtx + "'s GPU rtx3090-24gb"), std::string::npos) << as_scenario.output;
   const auto unknown = test::run_trainplan("calibrate show '" + profile + "' --gpu nope");
   EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
   EXPECT_NE(unknown.output.find("error: --gpu: gpu: unknown gpu 'nope'"), std::string::npos) << unknown.output;
