@@ -56,25 +56,25 @@ void print_run(std::ostream& out, const Scenario& s, const Plan& p) {
   if (progress) {
     out << format_seconds(r.seconds_with_failures.value) << " (" << format_seconds(r.seconds.value)
         << " without failures), " << format_count(r.gpu_hours) << " GPU-hours\n";
-    out << "  Cost        " << format_fixed(r.cost.value, 0) << " USD (" << format_fixed(r.cost_without_failures.value, 0)
+    out << "  Cost        " << format_amount(r.cost.value, 0) << " USD (" << format_amount(r.cost_without_failures.value, 0)
         << " USD without failures)";
   } else {
     out << "never finishes with failures (" << format_seconds(r.seconds.value) << " without failures)\n";
-    out << "  Cost        " << format_fixed(r.cost_without_failures.value, 0) << " USD without failures";
+    out << "  Cost        " << format_amount(r.cost_without_failures.value, 0) << " USD without failures";
   }
   if (s.costs.spot_gpu_hour.value > 0) {
     out << (r.spot_regime == Regime::ok
-                ? ", spot " + format_fixed(r.spot_cost.value, 0) + " USD (" + format_fixed(r.expected_preemptions, 0) +
+                ? ", spot " + format_amount(r.spot_cost.value, 0) + " USD (" + format_fixed(r.expected_preemptions, 0) +
                       " preemptions, checkpoint every " + format_seconds(r.spot_checkpoint_interval.value) + ")"
                 : std::string(", spot: preemptions come faster than the job progresses"));
   }
   out << "\n";
-  out << "  Energy      " << format_fixed(progress ? r.energy_kwh : r.energy_kwh_without_failures, 0) << " kWh"
+  out << "  Energy      " << format_amount(progress ? r.energy_kwh : r.energy_kwh_without_failures, 0) << " kWh"
       << (progress ? "" : " without failures") << " (" << format_fixed(t.gpu_power.value, 0) << " W per GPU"
       << (s.cluster.host_power.value > 0 ? " + " + format_fixed(s.cluster.host_power.value / 1e3, 1) + " kW per node's host" : "")
       << ", PUE " << format_fixed(s.costs.pue, 2) << ")";
   if (progress) {
-    out << ", " << format_fixed(r.energy_cost_usd, 0) << " USD of electricity, " << format_fixed(r.co2_kg / 1000.0, 1)
+    out << ", " << format_amount(r.energy_cost_usd, 0) << " USD of electricity, " << format_amount(r.co2_kg / 1000.0, 1)
         << " t CO2";
   }
   out << "\n";

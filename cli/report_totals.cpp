@@ -19,13 +19,13 @@ std::string duration_text(double seconds) {
   return format_fixed(seconds / 3600.0, 2) + " h";
 }
 
-std::string usd(double v) { return format_fixed(v, 0) + " USD"; }
+std::string usd(double v) { return format_amount(v, 0) + " USD"; }
 
 // kWh below 1 MWh, else MWh; kg below 1 t, else t.
 std::string energy_text(double kwh) {
-  return kwh < 1000 ? format_fixed(kwh, 1) + " kWh" : format_fixed(kwh / 1000.0, 1) + " MWh";
+  return kwh < 1000 ? format_amount(kwh, 1) + " kWh" : format_fixed(kwh / 1000.0, 1) + " MWh";
 }
-std::string mass_text(double kg) { return kg < 1000 ? format_fixed(kg, 1) + " kg" : format_fixed(kg / 1000.0, 1) + " t"; }
+std::string mass_text(double kg) { return kg < 1000 ? format_amount(kg, 1) + " kg" : format_fixed(kg / 1000.0, 1) + " t"; }
 
 // The rows a run that never finishes has (JSON: no time, cost or energy with failures, docs/json-output.md):
 // what the same steps would take without failures, and why it never ends.
@@ -47,7 +47,7 @@ std::string rows_without_progress(const Scenario& s, const RunTotals& r) {
 std::string rows_with_progress(const Scenario& s, const RunTotals& r) {
   std::string h = row("wall time", json_number("run.seconds", r.seconds_with_failures.value, duration_text(r.seconds_with_failures.value)),
                       "with failures, checkpoints and restarts; " + duration_text(r.seconds.value) + " without");
-  h += row("GPU time", json_number("run.gpu_hours", r.gpu_hours, format_fixed(r.gpu_hours, 0) + " GPU-hours"),
+  h += row("GPU time", json_number("run.gpu_hours", r.gpu_hours, format_amount(r.gpu_hours, 0) + " GPU-hours"),
            std::to_string(s.gpus()) + " GPUs on " + std::to_string(s.cluster.nodes) + " nodes");
   h += row("cost, on-demand", json_number("run.cost_usd", r.cost.value, usd(r.cost.value)),
            "at " + format_fixed(s.costs.gpu_hour.value, 2) + " USD per GPU-hour");
@@ -59,7 +59,7 @@ std::string rows_with_progress(const Scenario& s, const RunTotals& r) {
   }
   h += row("energy", json_number("run.energy_kwh", r.energy_kwh, energy_text(r.energy_kwh)),
            "facility energy (PUE " + format_fixed(s.costs.pue, 2) + "); electricity " +
-               format_fixed(r.energy_cost_usd, 0) + " USD");
+               format_amount(r.energy_cost_usd, 0) + " USD");
   h += row("CO<sub>2</sub>", json_number("run.co2_kg", r.co2_kg, mass_text(r.co2_kg)),
            "at the grid's carbon intensity");
   return h;

@@ -37,6 +37,15 @@ std::string format_fixed(double v, int decimals) {
   return buf;
 }
 
+std::string format_amount(double v, int decimals) {
+  if (std::isfinite(v) && v != 0.0 && std::fabs(v) < 100.0 * std::pow(10.0, -decimals)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
+  return format_fixed(v, decimals);
+}
+
 std::string format_bytes(double bytes) {
   // IEC binary prefixes (IEC 80000-13): Ki, Mi, Gi, Ti, Pi, Ei, Zi, Yi.
   static const char* const units[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB", " ZiB", " YiB"};

@@ -15,6 +15,21 @@
 namespace tp {
 namespace {
 
+// Totals keep three significant digits where their places would show fewer (a CLI audit, 2026-12-01: a
+// one-token run cost "0 USD" and "0 kWh" where the JSON had 0.0079 USD and 0.03 kWh).
+TEST(FormatUnits, SmallTotalsKeepTheirDigits) {
+  EXPECT_EQ(format_amount(0.0079123, 0), "0.00791");
+  EXPECT_EQ(format_amount(8.5, 0), "8.5");
+  EXPECT_EQ(format_amount(8400.4, 0), "8400");
+  EXPECT_EQ(format_amount(0.75, 1), "0.75");
+  EXPECT_EQ(format_amount(179.24, 1), "179.2");
+  EXPECT_EQ(format_amount(0.0, 0), "0");
+  const test::RunResult r = test::run_trainplan("evaluate --set training.tokens=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("  Cost        0 USD"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(" 0 USD of electricity"), std::string::npos) << r.output;
+}
+
 TEST(FormatUnits, BytesScaleToTheLargestBinaryPrefix) {
   EXPECT_EQ(format_bytes(80.0 * 1024 * 1024 * 1024), "80.00 GiB");
   EXPECT_EQ(format_bytes(512.0), "512 B");
