@@ -56,7 +56,7 @@ struct SweepRun {
 
 SweepRun run_report_sweep(const ReportOptions& o) {
   const bool file = !o.sweep.empty();
-  SweepRun run{prepare_sweep(file ? o.sweep : o.scenario, o.sets, o.grids), {}};
+  SweepRun run{prepare_sweep(file ? o.sweep : o.scenario, o.sets, o.grids, terminal_progress("scenarios")), {}};
   const SweepSpec& spec = run.setup.spec;
   SweepOptions options;
   options.keep_all = true;  // the scatter and the feasibility map draw every point

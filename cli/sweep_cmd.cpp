@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -281,7 +282,9 @@ void print_rescored_table(const Rescored& r) {
 }  // namespace
 
 int run_sweep_command(const SweepCommandOptions& o) {
-  SweepSetup setup = prepare_sweep(o.input, o.sets, o.grids);
+  const auto started = std::chrono::steady_clock::now();
+  SweepSetup setup = prepare_sweep(o.input, o.sets, o.grids, terminal_progress("scenarios"));
+  const double setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   SweepSpec& spec = setup.spec;
   if (!o.csv.empty()) check_output_target(o.csv, "the CSV file");
   if (!o.objective.empty()) spec.objective = parse_objective(o.objective, {"--objective", 0, 0}, "objective");
@@ -297,6 +300,7 @@ int run_sweep_command(const SweepCommandOptions& o) {
   // the analytic tables show --top (N was capped at --top before 2026-12-01).
   const int kept = std::max(spec.top, o.simulate_top);
   SweepResult r = run_sweep(bases, fast, spec.parallel_auto, spec.objective, spec.constraints, kept, options);
+  r.seconds += setup_seconds;  // the wall time includes making the base scenarios (a model axis: seconds)
   // Nearest misses are layouts short of memory; an infeasible point that fits (its job cannot make
   // progress under failures, or host memory) is no near miss of memory.
   std::erase_if(r.nearest_misses, [](const SweepPoint& p) { return p.memory <= p.capacity; });

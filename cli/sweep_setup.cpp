@@ -12,9 +12,12 @@ namespace tp {
 namespace {
 
 // Every combination of the slow axes' values, applied to the base document.
-std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>& slow) {
+std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>& slow,
+                                  const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   std::vector<SweepBase> bases;
   std::vector<size_t> digits(slow.size(), 0);
+  std::uint64_t total = 1;
+  for (const Axis& a : slow) total *= a.values.size();
   while (true) {
     YAML::Node doc = base_document(spec);
     std::string label;
@@ -40,6 +43,7 @@ std::vector<SweepBase> make_bases(const SweepSpec& spec, const std::vector<Axis>
     }
     b.profile = profile_for(b.scenario);
     bases.push_back(std::move(b));
+    if (progress) progress(bases.size(), total);
     size_t j = 0;
     for (; j < digits.size(); ++j) {
       if (++digits[j] < slow[j].values.size()) break;
@@ -162,7 +166,8 @@ std::string extra_label(const SweepPoint& p, const std::vector<SweepBase>& bases
 }
 
 SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string>& sets,
-                         const std::vector<std::string>& grids) {
+                         const std::vector<std::string>& grids,
+                         const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   SweepSetup out;
   SweepSpec& spec = out.spec;
   bool from_file = false;
@@ -191,7 +196,7 @@ SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string
     if (is_fast_key(a.key)) out.fast.push_back(make_fast_axis(a));
     else slow.push_back(a);
   }
-  out.bases = make_bases(spec, slow);
+  out.bases = make_bases(spec, slow, progress);
   return out;
 }
 

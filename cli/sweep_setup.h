@@ -3,6 +3,8 @@
 // base scenario per combination), and the labels of a point's layout.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +22,11 @@ struct SweepSetup {
 // `input`: a sweep YAML, a scenario YAML, or "" (the built-in default scenario); `sets` override
 // keys of the base scenario; `grids` add axes ("key=v1,v2"). Throws InputError when there is nothing
 // to sweep or a value is malformed (naming the file or the grid axis).
+// `progress` (may be empty) is told of each base scenario made, one per combination of the slow axes' values
+// (a model or cluster axis: thousands may take seconds).
 SweepSetup prepare_sweep(const std::string& input, const std::vector<std::string>& sets,
-                         const std::vector<std::string>& grids);
+                         const std::vector<std::string>& grids,
+                         const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {});
 
 // "tp8 pp4 dp2 cp1 ep1 v1 1f1b z1 sel mb1"
 std::string layout_label(const SweepPoint& p);
