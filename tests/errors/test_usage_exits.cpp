@@ -25,6 +25,17 @@ void expect_usage_error(const std::string& args, const std::string& culprit) {
 }
 
 // Issue case: CLI11 parse errors exited 105-114; README promises 1.
+// A word that is no command said only "A subcommand is required" (a CLI audit, 2026-12-01): the word and the
+// commands are named, exit 1; a work limit's value is no command.
+TEST(UsageExits, AnUnknownCommandIsNamed) {
+  const test::RunResult r = test::run_trainplan("frobnicate");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("unknown command 'frobnicate'; the commands: evaluate, simulate"));
+  const test::RunResult limit = test::run_trainplan("--max-points 5");
+  EXPECT_EQ(limit.exit_code, 1) << limit.output;
+  EXPECT_THAT(limit.output, ::testing::Not(::testing::HasSubstr("unknown command '5'")));
+}
+
 TEST(UsageExits, ParseErrorsExitOne) {
   expect_usage_error("evaluate --no-such-option", "--no-such-option");
   expect_usage_error("evaluate --format xml", "--format");
