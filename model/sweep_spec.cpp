@@ -227,6 +227,10 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& path) {
       throw InputError(r.where("base"), "base", e.what());
     }
     spec.base_file = file;
+  } else if (!base.IsMap()) {
+    // A list of bases ("base: [a.yaml, b.yaml]") said "(document): expected a mapping" (a CLI audit).
+    r.fail("base", "expected one scenario file or an inline scenario (a mapping), got a list; sweep a model or cluster "
+                   "with a grid axis instead (grid: {model: [...]})");
   } else {
     spec.base_text = text;
     spec.base_file = path;

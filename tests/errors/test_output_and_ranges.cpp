@@ -331,6 +331,17 @@ TEST(OutputSafety, ATextValueRefusesControlCharacters) {
   }
 }
 
+// A list of bases said "(document): expected a mapping" (a CLI audit, 2026-12-01): the key and what it takes.
+TEST(OutputSafety, AListOfBasesIsNamedAtItsKey) {
+  const fs::path dir = scratch("trainplan-base-list");
+  const std::string sweep = (dir / "sweep.yaml").string();
+  std::ofstream(sweep) << "base: [a.yaml, b.yaml]\ngrid: {parallel.tp: [8]}\n";
+  const test::RunResult r = test::run_trainplan("sweep '" + sweep + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(sweep + ":1:7: base: expected one scenario file or an inline scenario"));
+  fs::remove_all(dir);
+}
+
 // An inline model without a name gave the title " on 8 NVIDIA H100 ..." (a leading space).
 TEST(OutputSafety, AnUnnamedInlineModelIsNamedInTheTitle) {
   errtest::Yaml y;
