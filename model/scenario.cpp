@@ -186,11 +186,29 @@ void require_document(const YAML::Node& root, const std::string& path) {
   }
 }
 
+// A required key that is missing because an unclosed quote swallowed it into another key's text ("name:
+// \"Llama ..." without its closing quote said "model: required"; a CLI audit, 2026-12-01): that key named.
+static std::string swallowed_by(const YAML::Node& root, const std::string& key) {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (!it->second.IsScalar() || it->second.Scalar().find(key + ":") == std::string::npos) continue;
+    const std::string other = it->first.Scalar();
+    return "; it is inside the text of " + other + " (line " + std::to_string(it->second.Mark().line + 1) +
+           "): a quote left open?";
+  }
+  return "";
+}
+
 Scenario scenario_from_yaml(const YAML::Node& root, const std::string& file, const Catalog& catalog, bool check) {
   reject_nulls(root, "", file);
   MapReader r(root, "", file);
   Scenario s;
   s.source = file;
+  for (const char* key : {"model", "cluster"}) {
+    if (!r.has(key) && root.IsMap()) {
+      const std::string hint = swallowed_by(root, key);
+      if (!hint.empty()) r.fail(key, "required" + hint);
+    }
+  }
   s.name = r.string("name", "");
   if (!r.has("model")) r.fail("model", "required: a catalog name (see `trainplan catalog models`) or a mapping");
   s.model = read_model(r.node("model"), "model", file, catalog);

@@ -43,6 +43,16 @@ TEST(ErrorLocations, ASweepsSetIsBlamedOnSet) {
   EXPECT_THAT(r.output, HasSubstr("error: --set: parallel.tpp: unknown key"));
 }
 
+// A name whose closing quote is missing swallowed the rest of the file, and the error said "model: required"
+// (a CLI audit, 2026-12-01): it names the key whose text holds it.
+TEST(ErrorLocations, AQuoteLeftOpenIsNamed) {
+  const std::string scenario = "name: \"Llama on 8 H100\nmodel: llama3.1-8b\ncluster: dgx-h100\n";
+  const std::string path = written("loc-quote", "scenario.yaml", scenario);
+  const test::RunResult r = test::run_trainplan("evaluate '" + path + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("model: required; it is inside the text of name (line 1): a quote left open?")) << r.output;
+}
+
 TEST(ErrorLocations, AMissingReferencedFileIsNamedWhereItIsReferenced) {
   const std::string sweep = "grid: {parallel.tp: [1, 2]}\nbase: nothere.yaml\n";
   const std::string sweep_path = written("loc-refs", "sweep.yaml", sweep);
