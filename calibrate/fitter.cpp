@@ -54,7 +54,8 @@ void require_loadable(const FitResult& r, const GpuSpec& gpu) {
     throw InputError({r.provenance.sources.empty() ? std::string("calibrate fit") : r.provenance.sources.front(), 0, 0},
                      e.field(),
                      e.message() + ": the measurements fit a profile outside the planner's ranges; check their times "
-                                   "(in seconds) and that they are of one GPU");
+                                   "(in seconds), that they are of one GPU, and that it is the " + gpu.key +
+                                   " they are fitted for (device.gpu_key, --gpu or --scenario)");
   }
 }
 }  // namespace

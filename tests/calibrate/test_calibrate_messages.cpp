@@ -128,6 +128,12 @@ TEST(CalibrateMessages, AFitThePlannerCannotLoadIsRefusedAndNotWritten) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("outside the planner's ranges"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
+  // Measurements faster than the GPU they are fitted for: the GPU is named among the suspects (H100 timings
+  // under an A100's device.gpu_key named only the fitted profile's field; a re-audit, 2026-12-01).
+  const std::string h100 = test::source_path("tests/data/h100-sxm/calibrate-quick.json");
+  const auto as_a100 = test::run_trainplan("calibrate fit '" + h100 + "' --gpu a100-sxm4-80gb -o " + out);
+  EXPECT_EQ(as_a100.exit_code, 1) << as_a100.output;
+  EXPECT_NE(as_a100.output.find("that it is the a100-sxm4-80gb they are fitted for"), std::string::npos) << as_a100.output;
   m.items.front().time.median = 1e-320;
   write_measurements(m, meas);
   const auto denormal = test::run_trainplan("calibrate fit " + meas);
