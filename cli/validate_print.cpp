@@ -6,6 +6,7 @@
 #include <string>
 
 #include "error_summary.h"
+#include "format_units.h"
 #include "validate_sets.h"
 
 namespace tp {
@@ -34,8 +35,9 @@ SetSummary summarize(const ValidationSet& set) {
 void print_published(const ValidationSet& set) {
   std::printf("%-52s %14s %14s %9s %7s\n", "run", "measured [s]", "predicted [s]", "error", "MFU");
   for (const auto& r : set.rows) {
-    std::printf("%-52s %14.3f %14.3f %8.1f%% %6.1f%%\n", r.name.c_str(), r.measured_step, r.predicted_step,
-                100 * step_error(r), 100 * r.mfu);
+    // format_amount: a step of a few microseconds keeps its digits (it printed 0.000).
+    std::printf("%-52s %14s %14s %8.1f%% %6.1f%%\n", r.name.c_str(), format_amount(r.measured_step, 3).c_str(),
+                format_amount(r.predicted_step, 3).c_str(), 100 * step_error(r), 100 * r.mfu);
   }
   const SetSummary s = summarize(set);
   print_groups("class", s.by_class);  // a user's own runs may give classes
@@ -47,8 +49,9 @@ void print_sharded(const ValidationSet& set) {
   std::printf("\nPublished sharded and Megatron-Core runs (%s)\n", set.index.c_str());
   std::printf("%-52s %-22s %12s %12s %8s %7s\n", "run", "class", "meas. [s]", "pred. [s]", "error", "MFU");
   for (const auto& r : set.rows) {
-    std::printf("%-52s %-22s %12.3f %12.3f %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(), r.measured_step,
-                r.predicted_step, 100 * step_error(r), 100 * r.mfu);
+    std::printf("%-52s %-22s %12s %12s %7.1f%% %6.1f%%\n", r.name.c_str(), r.failure_class.c_str(),
+                format_amount(r.measured_step, 3).c_str(), format_amount(r.predicted_step, 3).c_str(), 100 * step_error(r),
+                100 * r.mfu);
   }
   const SetSummary s = summarize(set);
   print_groups("class", s.by_class);
@@ -65,11 +68,13 @@ void print_steps(const ValidationSet& set) {
               "error");
   for (const auto& r : set.rows) {
     if (r.oom) {
-      std::printf("%-34s %10s %10.3f %8s %11s %11.2f   out of memory; predicted %s\n", r.name.c_str(), "-",
-                  r.predicted_step, "", "OOM", r.predicted_memory / 1e9, r.predicted_to_fit ? "to fit" : "not to fit");
+      std::printf("%-34s %10s %10s %8s %11s %11s   out of memory; predicted %s\n", r.name.c_str(), "-",
+                  format_amount(r.predicted_step, 3).c_str(), "", "OOM", format_amount(r.predicted_memory / 1e9, 2).c_str(),
+                  r.predicted_to_fit ? "to fit" : "not to fit");
     } else {
-      std::printf("%-34s %10.3f %10.3f %7.1f%% %11.2f %11.2f %7.1f%%\n", r.name.c_str(), r.measured_step,
-                  r.predicted_step, 100 * step_error(r), r.measured_memory / 1e9, r.predicted_memory / 1e9,
+      std::printf("%-34s %10s %10s %7.1f%% %11s %11s %7.1f%%\n", r.name.c_str(), format_amount(r.measured_step, 3).c_str(),
+                  format_amount(r.predicted_step, 3).c_str(), 100 * step_error(r),
+                  format_amount(r.measured_memory / 1e9, 2).c_str(), format_amount(r.predicted_memory / 1e9, 2).c_str(),
                   100 * memory_error(r));
     }
   }

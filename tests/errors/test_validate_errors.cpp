@@ -59,6 +59,14 @@ TEST(ValidateErrors, AnAbsoluteScenarioPathIsTakenAsItIs) {
   EXPECT_THAT(e.output, HasSubstr("runs[0].scenario: empty: name the scenario file"));
 }
 
+// A measured step of microseconds printed as 0.000 (a re-audit, 2026-12-01): three significant digits.
+TEST(ValidateErrors, ATinyMeasuredStepKeepsItsDigits) {
+  const std::string index = "runs:\n- scenario: run.yaml\n  source: mine\n  measured: {step_seconds: 0.0000123}\n";
+  const test::RunResult r = test::run_trainplan("validate --dir " + quoted(validation_dir("validate-tiny", index)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1.23e-05")) << r.output;
+}
+
 TEST(ValidateErrors, MissingOrTextMeasurementsAreLocated) {
   const std::string unmeasured = "runs:\n- scenario: run.yaml\n  source: mine\n";
   const std::string none = validation_dir("validate-none", unmeasured);
