@@ -94,85 +94,108 @@ nlohmann::json estimate_json(const Scenario& s, const Estimate& e) {
   return j;
 }
 
-nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile& hw) {
-  nlohmann::json j = estimate_json(s, p.estimate);
-  const StepTime& t = p.time;
-  j["profile"] = hw.name;
-  j["time"] = {{"step_seconds", t.step.value},
-               {"compute", t.compute.value},
-               {"recompute", t.recompute.value},
-               {"compute_by_kind",
-                {{"gemm", t.compute_by_kind.gemm.value}, {"attention", t.compute_by_kind.attention.value},
-                 {"memory_bound", t.compute_by_kind.memory_bound.value}, {"optimizer", t.compute_by_kind.optimizer.value}}},
-               {"bubble", t.bubble.value},
-               {"optimizer", t.optimizer.value},
-               {"overlap_contention", t.overlap_contention.value},
-               {"exposed_comm",
-                {{"tp", t.exposed.tp.value}, {"cp", t.exposed.cp.value}, {"ep", t.exposed.ep.value},
-                 {"pp", t.exposed.pp.value}, {"dp", t.exposed.dp.value}, {"offload", t.exposed.offload.value},
-                 {"total", t.exposed.total().value}}},
-               {"forward_per_micro_batch", t.forward_per_micro_batch.value},
-               {"backward_per_micro_batch", t.backward_per_micro_batch.value},
-               {"slowest_stage", t.slowest_stage},
-               {"mfu", t.mfu},
-               {"hfu", t.hfu}};
-  j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
-                 {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
-                 {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
+namespace {
+
+// The step time and where it goes.
+nlohmann::json time_json(const StepTime& t) {
+  nlohmann::json j = {{"step_seconds", t.step.value},
+                       {"compute", t.compute.value},
+                       {"recompute", t.recompute.value},
+                       {"compute_by_kind",
+                        {{"gemm", t.compute_by_kind.gemm.value}, {"attention", t.compute_by_kind.attention.value},
+                         {"memory_bound", t.compute_by_kind.memory_bound.value}, {"optimizer", t.compute_by_kind.optimizer.value}}},
+                       {"bubble", t.bubble.value},
+                       {"optimizer", t.optimizer.value},
+                       {"overlap_contention", t.overlap_contention.value},
+                       {"exposed_comm",
+                        {{"tp", t.exposed.tp.value}, {"cp", t.exposed.cp.value}, {"ep", t.exposed.ep.value},
+                         {"pp", t.exposed.pp.value}, {"dp", t.exposed.dp.value}, {"offload", t.exposed.offload.value},
+                         {"total", t.exposed.total().value}}},
+                       {"forward_per_micro_batch", t.forward_per_micro_batch.value},
+                       {"backward_per_micro_batch", t.backward_per_micro_batch.value},
+                       {"slowest_stage", t.slowest_stage},
+                       {"mfu", t.mfu},
+                       {"hfu", t.hfu}};
+  return j;
+}
+
+// The attention kernel the step is timed with, its speed curves and grid balance.
+nlohmann::json attention_json(const Scenario& s, const HardwareProfile& hw) {
   const FusedAttentionCurves curves = fused_attention_curves(s.training, s.cluster.gpu, hw);
   const AttentionSpeed& speed = curves.speed;
   const FusedAttentionGrid grid = fused_attention_grid(s, s.training.micro_batch, s.parallel.tp, s.parallel.cp);
-  j["attention"] = {{"fused", s.training.flash_attention},
-                    {"unpad", s.training.attention_unpad},
-                    // K and V repeated to the query heads by the model code (training.repeat_kv, repeat_kv_of).
-                    {"repeat_kv", repeats_kv_heads(s.model, s.training)},
-                    // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
-                    {"kernel", s.training.flash_attention ? to_string(attention_kernel_of(s.training, s.cluster.gpu))
-                                                          : "unfused"},
-                    {"profile_kernel", to_string(hw.attention_kernel)},
-                    // The curves `speed` applies to: the profile's, or FlashAttention-2's published one.
-                    {"curve", curves.published ? "flash2_published" : "profile"},
-                    {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}},
-                    // How busy the fused kernels' grid keeps the SMs (docs/model.md §15, "The attention grid's tail").
-                    {"grid_balance", {{"forward", grid.forward}, {"backward", grid.backward}}}};
-  j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
-                     {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
-                     {"tflops_per_gpu", t.tflops_per_gpu}};
+  nlohmann::json j = {{"fused", s.training.flash_attention},
+                       {"unpad", s.training.attention_unpad},
+                       // K and V repeated to the query heads by the model code (training.repeat_kv, repeat_kv_of).
+                       {"repeat_kv", repeats_kv_heads(s.model, s.training)},
+                       // Explicit attention (flash_attention: false) runs no fused kernel: `unfused`.
+                       {"kernel", s.training.flash_attention ? to_string(attention_kernel_of(s.training, s.cluster.gpu))
+                                                             : "unfused"},
+                       {"profile_kernel", to_string(hw.attention_kernel)},
+                       // The curves `speed` applies to: the profile's, or FlashAttention-2's published one.
+                       {"curve", curves.published ? "flash2_published" : "profile"},
+                       {"speed", {{"forward", speed.forward}, {"backward", speed.backward}}},
+                       // How busy the fused kernels' grid keeps the SMs (docs/model.md §15, "The attention grid's tail").
+                       {"grid_balance", {{"forward", grid.forward}, {"backward", grid.backward}}}};
+  return j;
+}
+
+// The whole run: time, cost, energy and the failure model (no totals with failures when it never finishes).
+nlohmann::json run_json(const Scenario& s, const Plan& p) {
+  const StepTime& t = p.time;
   const RunTotals& r = p.run;
-  j["run"] = {{"steps", whole(r.steps)},
-              {"regime", to_string(r.failures.regime)},
-              {"seconds", r.seconds_with_failures.value},
-              {"seconds_without_failures", r.seconds.value},
-              {"gpu_hours", r.gpu_hours},
-              {"cost_usd", r.cost.value},
-              {"cost_usd_without_failures", r.cost_without_failures.value},
-              {"spot_cost_usd", r.spot_cost.value},
-              {"energy_kwh", r.energy_kwh},
-              {"energy_cost_usd", r.energy_cost_usd},
-              {"co2_kg", r.co2_kg},
-              {"gpu_power_watts", t.gpu_power.value},
-              {"goodput", r.failures.goodput},
-              {"failures",
-               {{"job_mtbf_seconds", r.failures.job_mtbf.value},
-                {"expected_failures", r.failures.expected_failures},
-                {"checkpoint_bytes", p.checkpoint_bytes.value},
-                {"checkpoint_write_seconds", r.failures.checkpoint_write.value},
-                {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
-                {"checkpointed", r.failures.checkpointed},
-                {"lost_work_seconds", r.failures.lost_work.value},
-                {"restart_seconds", r.failures.restart_time.value}}}};
+  nlohmann::json j = {{"steps", whole(r.steps)},
+                       {"regime", to_string(r.failures.regime)},
+                       {"seconds", r.seconds_with_failures.value},
+                       {"seconds_without_failures", r.seconds.value},
+                       {"gpu_hours", r.gpu_hours},
+                       {"cost_usd", r.cost.value},
+                       {"cost_usd_without_failures", r.cost_without_failures.value},
+                       {"spot_cost_usd", r.spot_cost.value},
+                       {"energy_kwh", r.energy_kwh},
+                       {"energy_cost_usd", r.energy_cost_usd},
+                       {"co2_kg", r.co2_kg},
+                       {"gpu_power_watts", t.gpu_power.value},
+                       {"goodput", r.failures.goodput},
+                       {"failures",
+                        {{"job_mtbf_seconds", r.failures.job_mtbf.value},
+                         {"expected_failures", r.failures.expected_failures},
+                         {"checkpoint_bytes", p.checkpoint_bytes.value},
+                         {"checkpoint_write_seconds", r.failures.checkpoint_write.value},
+                         {"checkpoint_interval_seconds", r.failures.checkpoint_interval.value},
+                         {"checkpointed", r.failures.checkpointed},
+                         {"lost_work_seconds", r.failures.lost_work.value},
+                         {"restart_seconds", r.failures.restart_time.value}}}};
   if (s.costs.spot_gpu_hour.value > 0.0) {
-    j["run"]["spot_regime"] = to_string(r.spot_regime);
-    j["run"]["spot_checkpoint_interval_seconds"] = r.spot_checkpoint_interval.value;
+    j["spot_regime"] = to_string(r.spot_regime);
+    j["spot_checkpoint_interval_seconds"] = r.spot_checkpoint_interval.value;
   }
   if (r.failures.regime == Regime::no_progress) {
     // The job never finishes: there is no time, cost or energy with failures to report.
     for (const char* key : {"seconds", "gpu_hours", "cost_usd", "spot_cost_usd", "energy_kwh", "energy_cost_usd",
                             "co2_kg"}) {
-      j["run"].erase(key);
+      j.erase(key);
     }
-    for (const char* key : {"expected_failures", "lost_work_seconds", "restart_seconds"}) j["run"]["failures"].erase(key);
+    for (const char* key : {"expected_failures", "lost_work_seconds", "restart_seconds"}) j["failures"].erase(key);
   }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json plan_json(const Scenario& s, const Plan& p, const HardwareProfile& hw) {
+  nlohmann::json j = estimate_json(s, p.estimate);
+  const StepTime& t = p.time;
+  j["profile"] = hw.name;
+  j["time"] = time_json(t);
+  j["clocks"] = {{"profile_rates", profile_rates_clock_hz(hw, s.cluster.gpu)},
+                 {"sustained", cluster_sustained_clock_hz(s.cluster, hw)},
+                 {"tensor_time_scale", tensor_time_scale(s.cluster, hw)}};
+  j["attention"] = attention_json(s, hw);
+  j["throughput"] = {{"tokens_per_second", t.tokens_per_second},
+                     {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+                     {"tflops_per_gpu", t.tflops_per_gpu}};
+  j["run"] = run_json(s, p);
   j["units"]["time"] = "seconds";
   j["units"]["clocks"] = "Hz (tensor_time_scale: a factor)";
   j["units"]["run"] = "seconds, GPU-hours, USD, kWh, kg CO2";

@@ -84,6 +84,38 @@ double forward_share_after_first_backward(const ParallelSpec& p, int stage, doub
   return std::max(0.0, chunk_forwards - warmup) / chunk_forwards;
 }
 
+// ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward and, at
+// ZeRO-3, again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered. Bounded
+// overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the last unit's
+// reduce-scatter: planner/sharded_time.h, docs/model.md §15). `gather_pass`: one pass's gathers, a
+// host-resident shard's copy up included; `reduce`: the step's reduce-scatters.
+Zero3Communication sharded_communication(const Scenario& s, const FrameworkRules& fw, const Zero3Layer& zero3_units,
+                                         const MicroBatchPasses& passes, double m, double stage_layers,
+                                         double gather_pass, double reduce, bool every_micro_batch, bool waited) {
+  const ParallelSpec& p = s.parallel;
+  const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
+  Zero3Inputs z;
+  z.micro_batches = m;
+  z.layers = stage_layers;
+  z.gather_pass = gather_pass;
+  z.reduce_every_micro_batch = every_micro_batch;
+  z.reduce_waited_each_backward = waited;
+  z.chunks = p.chunks();
+  z.gathers_in_backward = gathers_in_backward(p);
+  z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, p);
+  z.reduce = reduce;
+  z.forward = passes.forward;
+  z.backward = passes.backward;
+  z.overlap_gather = param_gather_overlapped(fw, p);
+  z.overlap_reduce = gradient_reduce_overlaps(fw, p);
+  z.whole_layers = zero3.whole_layers;
+  z.live_limit = zero3.live_parameters;
+  z.reuse_limit = zero3.reuse_distance;
+  z.backward_prefetch = zero3.backward_prefetch;
+  z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);
+  return zero3_communication(z, zero3_units.modules.view());
+}
+
 }  // namespace
 
 DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const CommLayout& l, const StageParameters& stage,
@@ -149,31 +181,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   if (p.zero >= 1 && !per_unit) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
   if (!per_unit) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
   if (per_unit) {
-    // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward
-    // and, at ZeRO-3, again for backward (the graph's zero3 gather entry), and the gradients are
-    // reduce-scattered. Bounded overlap, DeepSpeed's live-parameter limit and the ends of the step (the
-    // first gather, the last unit's reduce-scatter: planner/sharded_time.h, docs/model.md §15).
-    const Zero3Settings& zero3 = zero3_units.settings;  // the scenario's memory.zero3_* or defaults
-    Zero3Inputs z;
-    z.micro_batches = m;
-    z.layers = stage_layers;
-    z.gather_pass = gather + gather_h2d;  // a host-resident shard is copied up before each gather
-    z.reduce_every_micro_batch = every_micro_batch;
-    z.reduce_waited_each_backward = waited;
-    z.chunks = p.chunks();
-    z.gathers_in_backward = gathers_in_backward(p);
-    z.gathers_every_micro_batch = gathers_every_micro_batch(fw, s.training, p);
-    z.reduce = reduce_passes * reduce;
-    z.forward = worst_f;
-    z.backward = worst_b;
-    z.overlap_gather = param_gather_overlapped(fw, p);
-    z.overlap_reduce = gradient_reduce_overlaps(fw, p);
-    z.whole_layers = zero3.whole_layers;
-    z.live_limit = zero3.live_parameters;
-    z.reuse_limit = zero3.reuse_distance;
-    z.backward_prefetch = zero3.backward_prefetch;
-    z.recompute_pass = zero3_recompute_pass(zero3, p.recompute.mode);
-    const Zero3Communication zc = zero3_communication(z, zero3_units.modules.view());
+    const Zero3Communication zc = sharded_communication(s, fw, zero3_units, passes, m, stage_layers, gather + gather_h2d,
+                                                        reduce_passes * reduce, every_micro_batch, waited);
     dp_exposed = zc.exposed;
     r.traffic = zc.traffic;
     r.first_forward = zc.first_forward;

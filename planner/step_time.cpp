@@ -248,6 +248,26 @@ void summarize(const Scenario& s, const Estimate& e, const HardwareProfile& hw, 
   r.gpu_power = Watts(hw.idle_power.value + (busy_w - hw.idle_power.value) * busy);
 }
 
+// The per-GPU rates every op's time is read against.
+OpTimeContext op_time_context(const Scenario& s, const HardwareProfile& hw) {
+  const ParallelSpec& p = s.parallel;
+  const TrainingSpec& t = s.training;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  OpTimeContext c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
+                  attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
+  c.tensor_time_scale = tensor_time_scale(s.cluster, hw);
+  return c;
+}
+
+// The data-parallel collectives' whole times, for the simulator and the report.
+void record_data_parallel(const ParallelSpec& p, const DataParallelComm& dp, const OffloadTimes& offload, StepTime& r) {
+  r.dp_reduce = Seconds(dp.reduce);
+  r.dp_buckets = dp.buckets;
+  // ZeRO-3: with the host-to-device copy of an offloaded shard, as the planner's gather pass (data_parallel_time.cpp).
+  if (p.zero >= 1) r.dp_gather = Seconds(dp.gather + (p.zero >= 3 ? offload.gather_h2d : 0.0));
+}
+
 }  // namespace
 
 StepTime step_time(const Scenario& s, const OpGraph& g, const Estimate& e, const HardwareProfile& hw) {
@@ -264,12 +284,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
     r.stages = std::move(stages);
   }
   const ParallelSpec& p = s.parallel;
-  const TrainingSpec& t = s.training;
-  const GpuSpec& gpu = s.cluster.gpu;
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  OpTimeContext c{s, hw, p.tp, p.cp, sp, static_cast<double>(t.micro_batch), gpu.peak_for(t.precision).value,
-                  attention_peak(gpu, t.precision).value, gpu.memory_bandwidth.value * hw.memory_efficiency};
-  c.tensor_time_scale = tensor_time_scale(s.cluster, hw);
+  const OpTimeContext c = op_time_context(s, hw);
   const double m = static_cast<double>(e.micro_batches);
   // Topology and process groups (TP innermost, then CP, EP inside DP, DP, PP outermost).
   const CommLayout cl = comm_layout(s, hw);
@@ -308,12 +323,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double gathered_fill = p.pp > 1 ? (p.pp - 1) / v * dp.first_forward : 0.0;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
   const double contention = overlap_contention_seconds(dp.traffic - dp_exposed);
-  if (cl.group(CommGroup::dp).size > 1) {
-    r.dp_reduce = Seconds(dp.reduce);
-    r.dp_buckets = dp.buckets;
-    // ZeRO-3: with the host-to-device copy of an offloaded shard, as the planner's gather pass (data_parallel_time.cpp).
-    if (p.zero >= 1) r.dp_gather = Seconds(dp.gather + (p.zero >= 3 ? offload.gather_h2d : 0.0));
-  }
+  if (cl.group(CommGroup::dp).size > 1) record_data_parallel(p, dp, offload, r);
 
   const OptimizerTime optimizer_time =
       optimizer_step_seconds(s, g, hw, stage, r.slowest_stage, c.bw, offload, m * x.worst_b, m);

@@ -94,25 +94,33 @@ LayerPieces add_layer_pieces(TaskGraph& g, Placement stream, const Zero3Rules& z
   return out;
 }
 
-std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInputs& in, int stage,
-                                     const std::vector<Zero3Piece>& sequence,
-                                     const std::vector<int>& last_micro_batch, int last_backward) {
-  const StageInputs& si = in.stage[static_cast<std::size_t>(stage)];
-  const int v = std::max(1, in.chunks);
-  const std::vector<GatherUnit>& units = gather_units(in.zero3);
-  auto transfer = [&](TaskKind kind, const Task& at, double stage_total) {
-    Task t = at;
-    t.kind = kind;
-    const int layers = chunk_layers(si.layers, v, at.chunk);
-    t.duration = unit_share(stage_total / v, layers, units[static_cast<std::size_t>(at.unit)].gather_share);
-    return t;
-  };
+namespace {
 
-  // Reduce-scatters first: at the end of a B piece its reduce-scatter is issued before the gather that
-  // the same moment releases (DeepSpeed stage3.py: launched from the gradient hook, before the next
-  // module's pre-backward fetch; FSDP: post-backward of one unit, then the pre-backward of the next).
-  std::vector<int> reduces;
-  std::vector<int> reduce_of(sequence.size(), -1);  // the reduce-scatter issued when the piece at i ends
+// A transfer at a piece: its unit's share of one layer of the chunk, from the stage's per-pass total.
+Task unit_transfer(TaskKind kind, const Task& at, double stage_total, const StageInputs& si, const StepInputs& in) {
+  const std::vector<GatherUnit>& units = gather_units(in.zero3);
+  const int v = std::max(1, in.chunks);
+  Task t = at;
+  t.kind = kind;
+  const int layers = chunk_layers(si.layers, v, at.chunk);
+  t.duration = unit_share(stage_total / v, layers, units[static_cast<std::size_t>(at.unit)].gather_share);
+  return t;
+}
+
+struct ReduceScatters {
+  std::vector<int> tasks;
+  std::vector<int> issued_at;  // per position in the sequence: the reduce-scatter issued when that piece ends
+};
+
+// Reduce-scatters first: at the end of a B piece its reduce-scatter is issued before the gather that the same
+// moment releases (DeepSpeed stage3.py: launched from the gradient hook, before the next module's pre-backward
+// fetch; FSDP: post-backward of one unit, then the pre-backward of the next).
+ReduceScatters add_reduce_scatters(TaskGraph& g, Placement dp, const StepInputs& in, const StageInputs& si,
+                                   const std::vector<Zero3Piece>& sequence, const std::vector<int>& last_micro_batch,
+                                   int last_backward) {
+  ReduceScatters out;
+  out.issued_at.assign(sequence.size(), -1);
+  if (si.dp_reduce.value <= 0) return out;
   // Not overlapped, a reduce-scatter waits for the backward that made its gradients to return: the step's
   // last, or, reducing after every micro-batch, the last gradient piece of its own chunk and micro-batch (the
   // next micro-batch may wait for it: StepInputs::reduce_waited_after_backward).
@@ -122,35 +130,38 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
     const Task& t = g.task(piece.task);
     last_gradient_piece[{t.chunk, t.micro_batch}] = piece.gradient;
   }
-  const auto returned_backward = [&](const Task& at) {
-    return in.zero3.reduce_every_micro_batch ? last_gradient_piece[{at.chunk, at.micro_batch}] : last_backward;
-  };
-  if (si.dp_reduce.value > 0) {
-    for (std::size_t i = 0; i < sequence.size(); ++i) {
-      const Zero3Piece& piece = sequence[i];
-      if (piece.gradient < 0) continue;
-      const Task& at = g.task(piece.task);
-      const bool last = at.micro_batch == last_micro_batch[static_cast<std::size_t>(at.chunk)];
-      if (!in.zero3.reduce_every_micro_batch && !last) continue;
-      Task t = transfer(TaskKind::dp_reduce, at, si.dp_reduce.value);
-      if (!in.zero3.reduce_every_micro_batch) t.micro_batch = -1;
-      if (t.duration <= 0) continue;
-      const int r = g.add_task(t, dp);
-      // The layer's first unit in forward order (its input norm's weight among its parameters) has its
-      // gradients only once the layer's input gradient has passed the exposed TP collective after it (the
-      // norm's backward follows that collective): its reduce-scatter is issued after the collective.
-      const bool after_collective = i + 1 < sequence.size() &&
-                                    g.task(sequence[i + 1].task).kind == TaskKind::collective_backward;
-      const std::size_t issued = after_collective ? i + 1 : i;
-      g.add_dependency(in.overlap_grad_reduce ? sequence[issued].task : returned_backward(g.task(piece.task)), r);
-      const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && issued + 1 < sequence.size();
-      if (holds_next) g.add_dependency(r, sequence[issued + 1].task);
-      reduces.push_back(r);
-      reduce_of[i] = r;
-    }
+  const bool every_micro_batch = in.zero3.reduce_every_micro_batch;
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    const Zero3Piece& piece = sequence[i];
+    if (piece.gradient < 0) continue;
+    const Task at = g.task(piece.task);  // a copy: add_task below may move the tasks
+    const bool last = at.micro_batch == last_micro_batch[static_cast<std::size_t>(at.chunk)];
+    if (!every_micro_batch && !last) continue;
+    Task t = unit_transfer(TaskKind::dp_reduce, at, si.dp_reduce.value, si, in);
+    if (!every_micro_batch) t.micro_batch = -1;
+    if (t.duration <= 0) continue;
+    const int r = g.add_task(t, dp);
+    // The layer's first unit in forward order (its input norm's weight among its parameters) has its
+    // gradients only once the layer's input gradient has passed the exposed TP collective after it (the
+    // norm's backward follows that collective): its reduce-scatter is issued after the collective.
+    const bool after_collective = i + 1 < sequence.size() &&
+                                  g.task(sequence[i + 1].task).kind == TaskKind::collective_backward;
+    const std::size_t issued = after_collective ? i + 1 : i;
+    const int returned = every_micro_batch ? last_gradient_piece[{at.chunk, at.micro_batch}] : last_backward;
+    g.add_dependency(in.overlap_grad_reduce ? sequence[issued].task : returned, r);
+    const bool holds_next = in.overlap_grad_reduce && in.zero3.reduce_holds_backward && issued + 1 < sequence.size();
+    if (holds_next) g.add_dependency(r, sequence[issued + 1].task);
+    out.tasks.push_back(r);
+    out.issued_at[i] = r;
   }
+  return out;
+}
 
-  if (si.dp_gather.value <= 0) return reduces;
+// Each consumer piece's gather, issued as the framework prefetches: after the previous consumer's piece
+// before it when prefetching, else after the piece just before it.
+void add_gathers(TaskGraph& g, Placement dp, const StepInputs& in, const StageInputs& si,
+                 const std::vector<Zero3Piece>& sequence, const std::vector<int>& reduce_of) {
+  const std::vector<GatherUnit>& units = gather_units(in.zero3);
   std::vector<std::size_t> consumers;  // positions in `sequence`
   for (std::size_t i = 0; i < sequence.size(); ++i) {
     if (sequence[i].consumer) consumers.push_back(i);
@@ -160,7 +171,7 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
     const Task& use = g.task(sequence[at].task);
     const TaskKind use_kind = use.kind;  // a copy: add_task below may move the tasks
     const TaskKind kind = use_kind == TaskKind::forward ? TaskKind::zero3_gather_forward : TaskKind::zero3_gather_backward;
-    const Task t = transfer(kind, use, si.dp_gather.value);
+    const Task t = unit_transfer(kind, use, si.dp_gather.value, si, in);
     if (t.duration <= 0) continue;
     const int gather = g.add_task(t, dp);  // may move the tasks: read them again below
     g.add_dependency(gather, sequence[at].task);
@@ -188,7 +199,17 @@ std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInput
       g.add_dependency(sequence[consumers[n - 1] - 1].task, gather);
     }
   }
-  return reduces;
+}
+
+}  // namespace
+
+std::vector<int> add_zero3_transfers(TaskGraph& g, Placement dp, const StepInputs& in, int stage,
+                                     const std::vector<Zero3Piece>& sequence,
+                                     const std::vector<int>& last_micro_batch, int last_backward) {
+  const StageInputs& si = in.stage[static_cast<std::size_t>(stage)];
+  const ReduceScatters reduces = add_reduce_scatters(g, dp, in, si, sequence, last_micro_batch, last_backward);
+  if (si.dp_gather.value > 0) add_gathers(g, dp, in, si, sequence, reduces.issued_at);
+  return reduces.tasks;
 }
 
 std::uint64_t zero3_tasks_per_slot(const StepInputs& in) {
