@@ -82,17 +82,26 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
 // instead of (p-1)(F + B + W) (Qi et al. 2023) once there are micro-batches enough: each stage's deferred W
 // leaves the drain's chain (one W per stage), and the W of an earlier micro-batch fills a warm-up slot, of
 // which there are min(m - 1, p - 1). With one micro-batch the chain is every F and B and stage 0's W alone.
-double zb_h1_fill_share(const ParallelSpec& p, const PipelineStages& x, double m) {
-  if (x.worst <= 0 || p.pp <= 1) return 1.0;
+// Each stage on the chain gives its own F + B less its own deferred W's: with uneven stages (a heavy loss
+// head on the last) their shares of W differ.
+double zb_h1_fill(const ParallelSpec& p, const std::vector<StageTiming>& stages, double m) {
+  if (p.pp <= 1 || stages.empty()) return 0.0;
   const double deferred = 1.0 + std::min(std::max(0.0, m - 1.0), p.pp - 1.0) / (p.pp - 1.0);  // 1 … 2 W's
-  return std::max(0.0, x.worst - deferred * x.worst_wgrad) / x.worst;
+  std::size_t slowest = 0;  // the first of the slowest, as the planner's stage loop takes it
+  for (std::size_t i = 1; i < stages.size(); ++i) {
+    if (stages[i].total().value > stages[slowest].total().value) slowest = i;
+  }
+  double fill = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (i != slowest) fill += std::max(0.0, (stages[i].total() - deferred * stages[i].backward_weight).value);
+  }
+  return fill;
 }
 
 PipelineTime pipeline_time(const ParallelSpec& p, const PipelineStages& x, const std::vector<StageTiming>& stages,
                            double m, double hop) {
   const double v = p.chunks();
-  double fill = (x.sum - x.worst) / v;
-  if (p.schedule == Schedule::zb_h1) fill *= zb_h1_fill_share(p, x, m);
+  const double fill = p.schedule == Schedule::zb_h1 ? zb_h1_fill(p, stages, m) : (x.sum - x.worst) / v;
   PipelineTime r;
   r.paced = m * x.worst + fill;
   r.steady_transfers = pipeline_steady_transfers(p, stages, m, hop, x.worst);

@@ -13,7 +13,6 @@ namespace tp {
 struct PipelineStages {
   double worst = 0;        // the slowest stage's time per micro-batch
   double sum = 0;          // all stages' time per micro-batch
-  double worst_wgrad = 0;  // the slowest stage's weight-gradient GEMMs per micro-batch (ZB-H1)
 };
 
 struct PipelineTime {

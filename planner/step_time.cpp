@@ -302,7 +302,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const double v = p.chunks();
   const PipelineComm pipe = pipeline_comm(g.step, cl, p.pp, v);  // the graph's boundary send/receive entries
   const StepEndComm step_end = step_end_syncs(p, g, cl, r);
-  const PipelineTime pipe_time = pipeline_time(p, {x.worst, x.sum, x.worst_wgrad}, r.stages, m, pipe.hop);
+  const PipelineTime pipe_time = pipeline_time(p, {x.worst, x.sum}, r.stages, m, pipe.hop);
   const double pp_exposed = pipe.exposed + pipe_time.steady_transfers + step_end.pp_ends;
   if (p.pp > 1) r.p2p_hop = Seconds(pipe.hop);
   const double pipeline = pipe_time.paced;

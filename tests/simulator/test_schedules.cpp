@@ -108,7 +108,7 @@ TEST(Schedules, ZbH1CutsTheBubbleToPMinusOneTimesFPlusBMinusW) {
 }
 
 // With fewer micro-batches than stages ZB-H1's deferred W passes cannot fill the warm-up: the planner's
-// closed form (planner/pipeline_time.cpp, zb_h1_fill_share) against the simulator, which runs the schedule.
+// closed form (planner/pipeline_time.cpp, zb_h1_fill) against the simulator, which runs the schedule.
 // By hand at f = b = w = 1, m = 1: one chain of every F and B and stage 0's W, 2p + 1; the closed form
 // m(f + b + w) + (p - 1)(f + b + w - (1 + min(m - 1, p - 1)/(p - 1)) w) gives 3 + 2(p - 1) = 2p + 1. Before,
 // the planner took the full (p - 1)(f + b - w) at every m: 3 + (p - 1) = p + 2, 22 % short of the
@@ -120,7 +120,7 @@ TEST(Schedules, ZbH1WithFewMicroBatchesFillsOnlyWhatItHas) {
       const Scenario zb = pipeline(p, m, "zb-h1");
       const std::vector<StageTiming> stages = uniform(p, timing(f, b, w));
       const double simulated = run(zb, plan_with(zb, stages)).step_seconds.value;
-      const PipelineStages x{f + b + w, p * (f + b + w), w};
+      const PipelineStages x{f + b + w, p * (f + b + w)};
       const double planned = pipeline_time(zb.parallel, x, stages, m, 0.0).paced;
       if (m == 1) {
         EXPECT_EQ(simulated, 2.0 * p + 1) << "p " << p;

@@ -5,11 +5,13 @@
 //    add their fill and drain), which is the planner's m·T_max + (Σ T − T_max);
 //  - 1F1B takes at most that (the same when k is the last stage) and at least m·T_max plus the fill
 //    and drain of the stages before k: with the slow stage early, the later stages' round trip
-//    overlaps its warm-up forwards.
+//    overlaps its warm-up forwards;
+//  - ZB-H1's fill gives each stage on the chain its own F + B less its own deferred W's.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "pipeline_time.h"
 #include "sim_test_support.h"
 
 namespace tp {
@@ -79,6 +81,25 @@ TEST(UnevenStages, InterleavedPacedByTheSlowestStage) {
       EXPECT_NEAR(r.step_seconds.value - previous, 4 * 6.0, 1e-9);  // 4 more micro-batches
     }
     previous = r.step_seconds.value;
+  }
+}
+
+// ZB-H1 with a heavy last stage (a loss head: backward work that is no weight gradient, as the planner's stage
+// loop counts the head, planner/step_time.cpp). By hand, f = b = w = 1 on stages 0 … p − 2 and b = 3 on the
+// last; with m ≥ p each light stage's fill is F + B + W − 2W = 1, so the step is m·5 + (p − 1)·1, as the
+// simulator runs it. Scaling the light stages' F + B + W by the last stage's W share
+// (2026-12-01 and before) gave (p − 1)·3·(5 − 2)/5 = 1.8 per stage: 0.8·(p − 1) too long (a random
+// planner-simulator sweep, 2026-12-01: −7.7 % on an eager GPT-2 1.5B head).
+TEST(UnevenStages, ZbH1FillTakesEachStagesOwnWeightGradients) {
+  const int p = 4;
+  std::vector<StageTiming> t(p, timing(1, 1, 1));
+  t[p - 1] = timing(1, 3, 1);
+  for (int m = p; m <= 2 * p; ++m) {
+    const Scenario s = pipeline(p, m, "zb-h1");
+    const double simulated = simulate_step(s, plan_with(s, t), SimOptions{}).step_seconds.value;
+    EXPECT_EQ(simulated, m * 5.0 + (p - 1) * 1.0) << "m " << m;
+    const PipelineStages x{5.0, 3.0 * (p - 1) + 5.0};
+    EXPECT_EQ(pipeline_time(s.parallel, x, t, m, 0.0).paced, simulated) << "m " << m;
   }
 }
 

@@ -39,9 +39,10 @@ TEST(StepTime, BubbleMatchesTheScheduleClosedForms) {
   EXPECT_LE(one.time.bubble.value / paced, (p - 1) / m + 1e-12);
   EXPECT_DOUBLE_EQ(gpipe.time.bubble.value, one.time.bubble.value);
   EXPECT_NEAR(inter.time.bubble.value / one.time.bubble.value, 0.5, 1e-9);
-  // ZB-H1: (F + B - W) / (F + B + W) of 1F1B's bubble (B here is the whole backward, input and weight
-  // gradients, of the slowest stage: 8 layers and the head). W, the deferred weight gradients, is half the
-  // layers' GEMM backward time, from one layer's op times. With GEMMs only and F = B/2 = W it would be 1/3.
+  // ZB-H1: each of the p - 1 stages on 1F1B's fill gives its F + B + W less 2 W (m >= p; B here is a stage's
+  // input and weight gradients): 1F1B's bubble less 2 (p - 1) W, since every stage holds 8 layers and only the
+  // slowest, the last, a head. W, the deferred weight gradients, is half the layers' GEMM backward time, from
+  // one layer's op times. With GEMMs only and F = B/2 = W the ratio would be 1/3.
   Plan zb = plan_of({"parallel.schedule=zb-h1"});
   const Scenario s = test::scenario(kBase, {});
   const HardwareProfile hw = default_profile(s.cluster.gpu);
@@ -51,8 +52,7 @@ TEST(StepTime, BubbleMatchesTheScheduleClosedForms) {
   c.tensor_time_scale = tensor_time_scale(s.cluster, hw);  // a busy 4-GPU node: the sustained clock
   const OpTimes layer = time_ops(build_op_graph(s.model, s.training, 1).layer, c);
   const double wgrad = 8 * 0.5 * layer.gemm_bwd;
-  const double stage = one.time.forward_per_micro_batch.value + one.time.backward_per_micro_batch.value;
-  const double closed_form = (stage - 2 * wgrad) / stage;
+  const double closed_form = (one.time.bubble.value - 2 * (p - 1) * wgrad) / one.time.bubble.value;
   EXPECT_GT(closed_form, 1.0 / 3.0);
   EXPECT_NEAR(zb.time.bubble.value / one.time.bubble.value, closed_form, 1e-6);
 }
