@@ -43,6 +43,24 @@ double grad_reduce_exposed(bool overlapped, bool waited_each_pass, double passes
   return std::max(last, passes * reduce - (passes - 1.0) * period - early);
 }
 
+// ZB-H1 (simulator/zb_h1.cpp, Qi et al. 2023's H1) defers its last stage's weight gradients W: p - 1 of them
+// lag their B, so after that stage's last B come min(p, m) W passes, one after another. Reduced every
+// micro-batch (overlapped, not waited for), those micro-batches' reduces chain on the link behind these W
+// passes alone, from the end of that last B, after whatever backlog the earlier micro-batches' reduces left
+// (each one's excess over a micro-batch's work F + B + W); the drain runs on meanwhile, a B on each of the
+// p - 1 stages before it, then stage 0's last W. Returns what the chain leaves beyond the drain (0 for other
+// schedules).
+double zb_h1_deferred_reduces_exposed(const ParallelSpec& p, double m, double reduce, double last_bucket,
+                                      const MicroBatchPasses& passes) {
+  if (p.schedule != Schedule::zb_h1 || p.pp <= 1) return 0.0;
+  const double deferred = std::min(static_cast<double>(p.pp), m);
+  const double w = passes.weight_gradient;
+  const double backlog = (m - deferred) * std::max(0.0, reduce - passes.forward - passes.backward);
+  const double tail = grad_reduce_exposed(true, false, deferred, reduce, last_bucket, w, w);  // after the last W
+  const double drain = (p.pp - 1) * std::max(0.0, passes.backward - w) + w;
+  return std::max(0.0, backlog + tail + deferred * w - drain);
+}
+
 // The step entry over `group` that applies with `overlap` (nullptr when none does).
 const Comm* step_entry(const OpGraph& g, const CommLayout& l, CommOverlap overlap, CommGroup group) {
   for (const Op& op : g.step) {
@@ -167,8 +185,14 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   // one backward per stage module, and FSDP's post-backward callback ends each).
   const double chunks = waited ? p.chunks() : 1.0;
   const double window = waited ? gradient_pass / chunks : reduce_overlap_window(p, m, gradient_pass, reduce);
-  dp_exposed += grad_reduce_exposed(grad_reduce_overlapped(fw, p), waited, reduce_passes * chunks, reduce / chunks,
-                                    std::min(last_bucket, reduce / chunks), window, period);
+  const bool overlapped = grad_reduce_overlapped(fw, p);
+  const double tail_bucket = std::min(last_bucket, reduce / chunks);
+  double reduce_exposed =
+      grad_reduce_exposed(overlapped, waited, reduce_passes * chunks, reduce / chunks, tail_bucket, window, period);
+  if (overlapped && !waited && every_micro_batch) {
+    reduce_exposed = std::max(reduce_exposed, zb_h1_deferred_reduces_exposed(p, m, reduce, tail_bucket, passes));
+  }
+  dp_exposed += reduce_exposed;
   r.reduce = reduce;
   // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.
   const double buckets = std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0));
