@@ -234,7 +234,9 @@ Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Ze
   const double window = m * (in.forward + in.backward);
   const double first_piece = in.backward / layers * (in.whole_layers ? 1.0 : mods.back().compute_share);
   const double tail = reduce_tail(in, reducing_passes, last_reduce, first_piece, backward_gathers);
-  const double first_forward = (layers - 1.0) * (f.blocked + f.excess);
+  // Each chunk's first forward waits for its layers' gathers but those issued while it waited for its input.
+  const double issued_ahead = (in.overlap_gather ? 2.0 : 1.0) * std::max(1.0, in.chunks);
+  const double first_forward = std::max(0.0, layers - issued_ahead) * (f.blocked + f.excess);
   return {waited + std::max(first_gather + excess + tail, hidden - window), traffic, first_forward};
 }
 

@@ -128,11 +128,12 @@ struct Zero3Inputs {
 struct Zero3Communication {
   double exposed = 0;  // seconds on the critical path
   double traffic = 0;  // seconds of collectives issued, hidden or not
-  // Seconds the first micro-batch's forward waits for its gathers past its first layer: the blocked ones and
-  // the prefetched ones beyond the compute they overlap. (The stage's first gathers, its first layer's and the
-  // one prefetched behind it, are taken as issued at the step's start, hidden on a stage that waits for its
-  // input: FSDP's pre-forward hook issues them only when the stage's forward is called, after its input
-  // arrives, which neither model counts.)
+  // Seconds the first micro-batch's forwards wait for their gathers on a stage of the pipeline's fill, where
+  // each of the stage's v chunks waits for its input first: the blocked gathers and the prefetched ones beyond
+  // the compute they overlap, past those issued during that wait (simulator/zero3_graph.cpp, add_gathers):
+  // a chunk's first layer's gather, issued when the task before it on the stream ends, and with prefetch the
+  // second layer's behind it. (FSDP's pre-forward hook issues them only when the stage's forward is called,
+  // after its input arrives, which neither model counts.)
   double first_forward = 0;
 };
 Zero3Communication zero3_communication(const Zero3Inputs& in, std::span<const Zero3Module> modules);

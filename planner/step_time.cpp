@@ -316,11 +316,11 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
       data_parallel_comm(s, g, cl, {stage.parameters, stage.expert_parameters}, m, {x.worst_f, x.worst_b, x.worst_wgrad}, r.slowest_stage,
                          offload.gather_h2d, zero3);
   const double dp_exposed = dp.exposed;
-  // The fill runs through the first micro-batch's forward on p - 1 stages (1/v of it on each under the
-  // interleaved schedule); with unit-by-unit gathers each such forward waits for its own, issued when the
-  // stage's forward starts (the simulator's fill; a random planner-simulator sweep, 2026-12-01). The
-  // slowest stage's wait is in dp_exposed; the other stages' lengthen the fill.
-  const double gathered_fill = p.pp > 1 ? (p.pp - 1) / v * dp.first_forward : 0.0;
+  // The fill runs through the first micro-batch's forward on p - 1 stages, each of its v chunks in turn under
+  // the interleaved schedule; with unit-by-unit gathers each such chunk forward waits for its own (the
+  // simulator's fill; random planner-simulator sweeps, 2026-12-01). The slowest stage's wait is in
+  // dp_exposed; the other stages' lengthen the fill.
+  const double gathered_fill = p.pp > 1 ? (p.pp - 1) * dp.first_forward : 0.0;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
   const double contention = overlap_contention_seconds(dp.traffic - dp_exposed);
   if (cl.group(CommGroup::dp).size > 1) record_data_parallel(p, dp, offload, r);
