@@ -305,6 +305,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   const PipelineTime pipe_time = pipeline_time(p, {x.worst, x.sum}, r.stages, m, pipe.hop);
   const double pp_exposed = pipe.exposed + pipe_time.steady_transfers + step_end.pp_ends;
   if (p.pp > 1) r.p2p_hop = Seconds(pipe.hop);
+  r.dp_shares_pipeline_link = (cl.group(CommGroup::dp).nodes > 1) == (cl.group(CommGroup::pp).nodes > 1);
   const double pipeline = pipe_time.paced;
 
   // Data-parallel gradient reduction and parameter gathers (ZeRO), with overlap windows.

@@ -71,6 +71,10 @@ struct StepTime {
   Seconds dp_gather;         // parameter all-gather (ZeRO 1/2: after the optimizer; ZeRO-3: one pass over the
                              // stage's weights, with the host-to-device copy of an offloaded shard), unoverlapped
   int dp_buckets = 1;        // gradient buckets the reduce is split into
+  // Whether the data-parallel collectives and the pipeline's sends leave the GPU on the same link: both within
+  // the node (its NVLink port) or both across nodes (its NIC). A gradient group inside the node with the stages
+  // on different nodes (or the reverse) keeps the two apart.
+  bool dp_shares_pipeline_link = true;
   Seconds optimizer_step;    // = optimizer
 };
 

@@ -51,6 +51,8 @@ class Builder {
     for (int s = 0; s < p_; ++s) {
       out_.stream.push_back(g().add_resource({ResourceKind::stream, s, "stage " + std::to_string(s) + " compute", {}}));
       out_.link.push_back(g().add_resource({ResourceKind::link, s, "stage " + std::to_string(s) + " link", {}}));
+      const std::string dp_name = "stage " + std::to_string(s) + " DP link";
+      out_.dp_link.push_back(in.dp_own_link ? g().add_resource({ResourceKind::link, s, dp_name, {}}) : out_.link.back());
     }
     ids_.resize(static_cast<std::size_t>(p_) * static_cast<std::size_t>(v_) * static_cast<std::size_t>(m_));
     if (per_layer_) pieces_.resize(ids_.size());
@@ -209,7 +211,7 @@ class Builder {
   // stage's last backward, or after every micro-batch's (add_micro_batch_reduces).
   std::vector<int> add_reduce_buckets(int s, const StageOrdered& o) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
-    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const Placement on_dp{out_.dp_link[static_cast<std::size_t>(s)], kChannelDp};
     if (si.dp_reduce.value <= 0) return {};
     if (in_.reduce_every_micro_batch) return add_micro_batch_reduces(s);
     if (in_.overlap_grad_reduce) {
@@ -236,7 +238,7 @@ class Builder {
   // add_stage holds the stream's next task for them.
   std::vector<int> add_micro_batch_reduces(int s) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
-    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const Placement on_dp{out_.dp_link[static_cast<std::size_t>(s)], kChannelDp};
     std::vector<int> buckets;
     std::vector<GradientSource> grad(static_cast<std::size_t>(v_));
     const bool after_returned_backward = !in_.overlap_grad_reduce && !split_;
@@ -256,7 +258,7 @@ class Builder {
   // the optimizer.
   void add_zero12_gathers(int s, const StageOrdered& o, const std::vector<int>& buckets, int optimizer) {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
-    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const Placement on_dp{out_.dp_link[static_cast<std::size_t>(s)], kChannelDp};
     const int per_chunk = std::max(1, (std::max(1, in_.dp_buckets) + v_ - 1) / v_);
     std::vector<std::vector<int>> gathers(static_cast<std::size_t>(v_));  // per chunk, in link order
     for (int c = 0; c < v_; ++c) {
@@ -315,7 +317,7 @@ class Builder {
     const StageInputs& si = in_.stage[static_cast<std::size_t>(s)];
     const int stream = out_.stream[static_cast<std::size_t>(s)];
     const StageOrdered o = order_stage(s, order);
-    const Placement on_dp{out_.link[static_cast<std::size_t>(s)], kChannelDp};
+    const Placement on_dp{out_.dp_link[static_cast<std::size_t>(s)], kChannelDp};
     const std::vector<int> buckets = per_layer_ ? add_zero3_transfers(g(), on_dp, in_, s, o.sequence, o.last_micro_batch, o.last_backward)
                                                 : add_reduce_buckets(s, o);
     // A micro-batch's reduce that the backward waits for, or that is not overlapped (on the compute stream's

@@ -22,7 +22,8 @@
 //
 // Resources: stage s has a compute stream (its F, R, B, W, exposed collectives and optimizer, in
 // the schedule's order) and a network link (its sends, DP collectives and gathers; p2p and DP are
-// two communicators that share the link's bandwidth). Zero-duration communication is left out.
+// two communicators that share the link's bandwidth), or two links where the DP collectives stay within
+// the node and the sends cross it, or the reverse (dp_own_link). Zero-duration communication is left out.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct StepGraph {
   int stages = 1, chunks = 1, micro_batches = 1;
   std::vector<int> stream;  // resource index of stage s's compute stream
   std::vector<int> link;    // resource index of stage s's link
+  std::vector<int> dp_link;  // of the link its data-parallel collectives take: link[s], or its own (dp_own_link)
 };
 
 StepGraph build_step_graph(const StepInputs& in);

@@ -67,6 +67,7 @@ StepInputs step_inputs(const Scenario& s, const Plan& p) {
   in.micro_batches = static_cast<int>(std::max<std::int64_t>(1, p.estimate.micro_batches));
   in.p2p_hop = t.p2p_hop;
   in.dp_buckets = std::max(1, t.dp_buckets);
+  in.dp_own_link = !t.dp_shares_pipeline_link;
   in.zero = par.zero;
   const FrameworkRules& fw = framework_rules(s.training.framework);
   in.overlap_grad_reduce = grad_reduce_overlapped(fw, par);

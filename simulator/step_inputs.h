@@ -58,6 +58,9 @@ struct StepInputs {
   std::vector<StageInputs> stage;
   Seconds p2p_hop;         // one activation or gradient transfer between adjacent stages
   int dp_buckets = 1;
+  // The data-parallel collectives on a link of their own per stage, not the pipeline sends' (StepTime::
+  // dp_shares_pipeline_link false: one of the two within the node, the other across nodes).
+  bool dp_own_link = false;
   int zero = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
