@@ -26,21 +26,23 @@ double reduce_overlap_window(const ParallelSpec& p, double micro_batches, double
 }
 
 // Exposed time of `passes` gradient reduces of `reduce` seconds each, one after the backward of each of the
-// last `passes` micro-batches (`period`: one micro-batch's compute on the stage). Overlapped: the last hides
-// behind `window` but for its last bucket; the earlier ones behind the compute that follows them, unless the
-// channel falls behind: from the first bucket of the first pass, ready `window` x (1 - last_bucket / reduce)
-// before that backward ends, it owes passes x reduce against the (passes - 1) x period of compute left.
+// last `passes` micro-batches (`period`: one micro-batch's path on the stage, its compute and the pipeline's
+// wait). Overlapped: the last hides behind `window` but for its last bucket; the earlier ones behind the path
+// that follows them, unless the channel falls behind: from the first bucket of the first pass, ready `window`
+// x (1 - last_bucket / reduce) before that backward ends, it owes passes x reduce against the (passes - 1) x
+// period left, of which `link_sends` a pass are the pipeline's sends on the channel's link where they share
+// it (a link carries one transfer's bytes at a time; the simulator shares it alike, docs/model.md §19 (N8)).
 // Where each backward waits for its reduce (FrameworkRules::waits_for_reduce_after_backward) every pass is
 // the last: nothing runs on into the next micro-batch. Not overlapped (DeepSpeed's overlap_comm off: the
 // reduce runs on the compute stream), every pass is exposed.
 double grad_reduce_exposed(bool overlapped, bool waited_each_pass, double passes, double reduce, double last_bucket,
-                           double window, double period) {
+                           double window, double period, double link_sends = 0.0) {
   if (!overlapped) return passes * reduce;
   const double last = std::max(last_bucket, reduce - window);
   if (waited_each_pass) return passes * last;
   if (passes <= 1.0 || reduce <= 0.0) return last;
   const double early = window * (1.0 - last_bucket / reduce);
-  return std::max(last, passes * reduce - (passes - 1.0) * period - early);
+  return std::max(last, passes * reduce - (passes - 1.0) * (period - link_sends) - early);
 }
 
 // ZB-H1 (simulator/zb_h1.cpp, Qi et al. 2023's H1) defers its last stage's weight gradients W: p - 1 of them
@@ -174,8 +176,12 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double reduce =
       hybrid_reduce_seconds(fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls), replica, reduce_calls);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-  // The compute between two micro-batches' gradients: a backward and the forwards that follow the first one.
-  const double period = forward_share_after_first_backward(p, stage_index, m) * worst_f + worst_b;
+  // The stage's path between two micro-batches' gradients: a backward, the forwards that follow the first one
+  // and the pipeline's wait.
+  const double forward_share = forward_share_after_first_backward(p, stage_index, m);
+  const double period = forward_share * worst_f + worst_b + passes.pipeline_wait;
+  // The link time the sends of that path take where they share the reduces' link.
+  const double link_sends = forward_share * passes.forward_sends + passes.backward_sends;
   // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
   // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
   const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;
@@ -187,11 +193,14 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double window = waited ? gradient_pass / chunks : reduce_overlap_window(p, m, gradient_pass, reduce);
   const bool overlapped = grad_reduce_overlapped(fw, p);
   const double tail_bucket = std::min(last_bucket, reduce / chunks);
-  double reduce_exposed =
-      grad_reduce_exposed(overlapped, waited, reduce_passes * chunks, reduce / chunks, tail_bucket, window, period);
-  if (overlapped && !waited && every_micro_batch) {
-    reduce_exposed = std::max(reduce_exposed, zb_h1_deferred_reduces_exposed(p, m, reduce, tail_bucket, passes));
-  }
+  const auto exposed_with_sends = [&](double sends) {
+    const double passes_exposed = grad_reduce_exposed(overlapped, waited, reduce_passes * chunks, reduce / chunks,
+                                                      tail_bucket, window, period, sends / chunks);
+    if (!overlapped || waited || !every_micro_batch) return passes_exposed;
+    return std::max(passes_exposed, zb_h1_deferred_reduces_exposed(p, m, reduce, tail_bucket, passes));
+  };
+  const double reduce_exposed = exposed_with_sends(link_sends);
+  r.behind_sends = link_sends > 0 ? reduce_exposed - exposed_with_sends(0.0) : 0.0;
   dp_exposed += reduce_exposed;
   r.reduce = reduce;
   // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.

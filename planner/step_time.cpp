@@ -232,6 +232,18 @@ StepEndComm step_end_syncs(const ParallelSpec& p, const OpGraph& g, const CommLa
   return longest;
 }
 
+// The sends stage `stage` makes per micro-batch: each chunk's activations forward but from the last stage,
+// each chunk's input gradients backward but from the first (v chunks under the interleaved schedule).
+struct PipelineSends {
+  double forward = 0;
+  double backward = 0;
+};
+PipelineSends pipeline_sends_per_micro_batch(const ParallelSpec& p, int stage) {
+  if (p.pp <= 1) return {};
+  const double v = p.chunks();
+  return {stage == p.pp - 1 ? v - 1.0 : v, stage == 0 ? v - 1.0 : v};
+}
+
 // Utilisation, throughput and power from the step's parts.
 void summarize(const Scenario& s, const Estimate& e, const HardwareProfile& hw, StepTime& r) {
   const GpuSpec& gpu = s.cluster.gpu;
@@ -313,9 +325,15 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // Host offload: PCIe transfers and the CPU optimizer of the GPU's shard (planner/offload_time.h).
   const double shard = p.zero >= 1 ? stage.parameters / p.shard_ranks() : stage.parameters;
   const OffloadTimes offload = offload_times(s, hw, shard, m);
-  const DataParallelComm dp =
-      data_parallel_comm(s, g, cl, {stage.parameters, stage.expert_parameters}, m, {x.worst_f, x.worst_b, x.worst_wgrad}, r.slowest_stage,
-                         offload.gather_h2d, zero3);
+  MicroBatchPasses passes{x.worst_f, x.worst_b, x.worst_wgrad};
+  if (r.dp_shares_pipeline_link) {
+    const PipelineSends sends = pipeline_sends_per_micro_batch(p, r.slowest_stage);
+    passes.forward_sends = sends.forward * pipe.hop;
+    passes.backward_sends = sends.backward * pipe.hop;
+  }
+  passes.pipeline_wait = m > 1 ? pipe_time.steady_transfers / (m - 1) : 0.0;
+  const DataParallelComm dp = data_parallel_comm(s, g, cl, {stage.parameters, stage.expert_parameters}, m, passes,
+                                                 r.slowest_stage, offload.gather_h2d, zero3);
   const double dp_exposed = dp.exposed;
   // The fill runs through the first micro-batch's forward on p - 1 stages, each of its v chunks in turn under
   // the interleaved schedule; with unit-by-unit gathers each such chunk forward waits for its own (the
@@ -323,7 +341,7 @@ void step_time_into(const Scenario& s, const OpGraph& g, const Estimate& e, cons
   // dp_exposed; the other stages' lengthen the fill.
   const double gathered_fill = p.pp > 1 ? (p.pp - 1) * dp.first_forward : 0.0;
   // What the data-parallel collectives hide, they still slow (overlap_contention.h): the slowest stage's.
-  const double contention = overlap_contention_seconds(dp.traffic - dp_exposed);
+  const double contention = overlap_contention_seconds(dp.traffic - (dp_exposed - dp.behind_sends));
   if (cl.group(CommGroup::dp).size > 1) record_data_parallel(p, dp, offload, r);
 
   const OptimizerTime optimizer_time =

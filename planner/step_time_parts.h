@@ -24,6 +24,9 @@ struct DataParallelComm {
   // SHARD_GRAD_OP) after the first (Zero3Communication::first_forward), on every stage: the pipeline's fill
   // runs through p - 1 such forwards (step_time.cpp).
   double first_forward = 0;
+  // Of `exposed`: what the gradient reduces' backlog waits for the pipeline's sends on the link they share
+  // (MicroBatchPasses::link_sends): link time, not data-parallel traffic, so hidden traffic excludes it.
+  double behind_sends = 0;
 };
 
 // One micro-batch on a stage: its forward and backward (exposed layer communication included), and the
@@ -32,6 +35,14 @@ struct MicroBatchPasses {
   double forward = 0;
   double backward = 0;
   double weight_gradient = 0;
+  // Link time the stage's pipeline sends of one micro-batch take on the data-parallel collectives' link, the
+  // forward's activations and the backward's input gradients: 0 where those collectives have a link of their
+  // own (StepTime::dp_shares_pipeline_link false).
+  double forward_sends = 0;
+  double backward_sends = 0;
+  // The pipeline's steady-state wait on each micro-batch after the first (PipelineTime::steady_transfers):
+  // part of the stage's path between two micro-batches' gradients.
+  double pipeline_wait = 0;
 };
 
 // The parameters of a stage on one GPU (before ZeRO sharding), and of those the MoE experts'.

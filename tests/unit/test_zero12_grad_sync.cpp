@@ -98,6 +98,34 @@ TEST(Zero12GradSync, MegatronFsdpReducesHideBehindTheNextMicroBatchesUntilTheLin
   }
 }
 
+// The same Megatron-FSDP backlog with the pipeline's sends on the reduces' link (tp 8 fills a node, so both the
+// data-parallel pair and the two stages sit on different nodes, behind one NIC each: StepTime::
+// dp_shares_pipeline_link). A link carries one transfer's bytes at a time: each later micro-batch's send
+// (1F1B on pp 2: one boundary tensor per micro-batch on either stage, of p2p_hop seconds) takes its hop from
+// the channel, and the stage's path between two reduces is f + b plus the pipeline's steady wait w, the part
+// of the exposed pipeline time beyond the fill's 2 (p - 1) hops, spread over the m - 1 later micro-batches:
+//   exposed dp = max(r, m r - (m - 1)(f + b + w - hop)) + max(0, g - f)
+// (the planner had m r - (m - 1)(f + b): the simulator, which shares the link, was up to +24 % over it,
+// docs/model.md §19 (N8)).
+TEST(Zero12GradSync, PipelineSendsOnTheReducesLinkTakeTheirTurnOnIt) {
+  const Scenario s = test::scenario(
+      "model: llama2-7b\n"
+      "cluster: {preset: dgx-h100, nodes: 4, inter_node: {bandwidth: 25 Gbit/s, nics_per_node: 1}}\n"
+      "training: {framework: megatron, sequence_length: 2048, global_batch: 16, micro_batch: 1, precision: bf16}\n"
+      "parallel: {tp: 8, pp: 2, zero: 2, schedule: 1f1b, recompute: none}\n"
+      "memory: {comm_bucket: 1 TB}\n");
+  const StepTime t = time_of(s);
+  ASSERT_TRUE(t.dp_shares_pipeline_link);
+  const double m = 8, r = t.dp_reduce.value, g = t.dp_gather.value, hop = t.p2p_hop.value;
+  const double f = t.forward_per_micro_batch.value, b = t.backward_per_micro_batch.value;
+  const double w = (t.exposed.pp.value - 2 * hop) / (m - 1);
+  ASSERT_GT(hop, 0.0);
+  EXPECT_GE(w, -1e-12);
+  EXPECT_GT(m * r - (m - 1) * (f + b + w - hop), r);  // the backlog branch is the one tested
+  const double expected = std::max(r, m * r - (m - 1) * (f + b + w - hop)) + std::max(0.0, g - f);
+  EXPECT_NEAR(t.exposed.dp.value, expected, 1e-9 * expected);
+}
+
 // FSDP under pipeline parallelism, left to its defaults, is torchtitan's layout (torch.distributed.pipelining
 // stage.py backward_maybe_with_nosync: one sync after the last backward, not overlapped; parallelize.py:
 // reshard_after_forward off, zero 2): the same plan as those keys written out, whole gradients held meanwhile.
