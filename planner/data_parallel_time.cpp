@@ -104,6 +104,46 @@ double forward_share_after_first_backward(const ParallelSpec& p, int stage, doub
   return std::max(0.0, chunk_forwards - warmup) / chunk_forwards;
 }
 
+// The gradient reduces' exposed time on stage `stage` (one pass of `reduce` seconds, after every micro-batch or
+// once), and of it what they wait behind the pipeline's sends on a shared link (DataParallelComm::behind_sends).
+struct GradientReduceExposure {
+  double exposed = 0;
+  double behind_sends = 0;
+};
+GradientReduceExposure gradient_reduce_exposure(const Scenario& s, const FrameworkRules& fw,
+                                                const MicroBatchPasses& passes, double m, int stage, double reduce,
+                                                double last_bucket, bool every_micro_batch) {
+  const ParallelSpec& p = s.parallel;
+  const double reduce_passes = every_micro_batch ? m : 1.0;
+  // The stage's path between two micro-batches' gradients: a backward, the forwards that follow the first one
+  // and the pipeline's wait.
+  const double forward_share = forward_share_after_first_backward(p, stage, m);
+  const double period = forward_share * passes.forward + passes.backward + passes.pipeline_wait;
+  // The link time the sends of that path take where they share the reduces' link.
+  const double link_sends = forward_share * passes.forward_sends + passes.backward_sends;
+  // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
+  // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
+  const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : passes.backward;
+  const bool waited = reduce_waited_after_each_backward(fw, s.training, p);
+  // Where each backward waits for its reduce, each model chunk's backward is one of its own, waited for behind
+  // that chunk's backward alone (a module whose backward returns by itself: torch.distributed.pipelining runs
+  // one backward per stage module, and FSDP's post-backward callback ends each).
+  const double chunks = waited ? p.chunks() : 1.0;
+  const double window = waited ? gradient_pass / chunks : reduce_overlap_window(p, m, gradient_pass, reduce);
+  const bool overlapped = grad_reduce_overlapped(fw, p);
+  const double tail_bucket = std::min(last_bucket, reduce / chunks);
+  const auto exposed_with_sends = [&](double sends) {
+    const double passes_exposed = grad_reduce_exposed(overlapped, waited, reduce_passes * chunks, reduce / chunks,
+                                                      tail_bucket, window, period, sends / chunks);
+    if (!overlapped || waited || !every_micro_batch) return passes_exposed;
+    return std::max(passes_exposed, zb_h1_deferred_reduces_exposed(p, m, reduce, tail_bucket, passes));
+  };
+  GradientReduceExposure r;
+  r.exposed = exposed_with_sends(link_sends);
+  r.behind_sends = link_sends > 0 ? r.exposed - exposed_with_sends(0.0) : 0.0;
+  return r;
+}
+
 // ZeRO-3 / FSDP: no gather after the optimizer; every micro-batch gathers the weights for forward and, at
 // ZeRO-3, again for backward (the graph's zero3 gather entry), and the gradients are reduce-scattered. Bounded
 // overlap, DeepSpeed's live-parameter limit and the ends of the step (the first gather, the last unit's
@@ -142,7 +182,7 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
                                     double micro_batches, const MicroBatchPasses& passes, int stage_index,
                                     double gather_h2d, const Zero3Layer& zero3_units) {
   const ParallelSpec& p = s.parallel;
-  const double worst_f = passes.forward, worst_b = passes.backward;
+  const double worst_f = passes.forward;
   const double m = micro_batches;
   const double params = stage.total;
   DataParallelComm r;
@@ -176,31 +216,10 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double reduce =
       hybrid_reduce_seconds(fw, seconds_in_calls(*reduce_entry, CommPass::backward, reduce_calls), replica, reduce_calls);
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
-  // The stage's path between two micro-batches' gradients: a backward, the forwards that follow the first one
-  // and the pipeline's wait.
-  const double forward_share = forward_share_after_first_backward(p, stage_index, m);
-  const double period = forward_share * worst_f + worst_b + passes.pipeline_wait;
-  // The link time the sends of that path take where they share the reduces' link.
-  const double link_sends = forward_share * passes.forward_sends + passes.backward_sends;
-  // The work over which the last micro-batch's gradients come out: its backward, but under ZB-H1's pipeline
-  // its weight-gradient pass W alone (Qi et al. 2023: B computes the input gradients, W the weights').
-  const double gradient_pass = p.schedule == Schedule::zb_h1 && p.pp > 1 ? passes.weight_gradient : worst_b;
-  const bool waited = reduce_waited_after_each_backward(fw, s.training, p);
-  // Where each backward waits for its reduce, each model chunk's backward is one of its own, waited for behind
-  // that chunk's backward alone (a module whose backward returns by itself: torch.distributed.pipelining runs
-  // one backward per stage module, and FSDP's post-backward callback ends each).
-  const double chunks = waited ? p.chunks() : 1.0;
-  const double window = waited ? gradient_pass / chunks : reduce_overlap_window(p, m, gradient_pass, reduce);
-  const bool overlapped = grad_reduce_overlapped(fw, p);
-  const double tail_bucket = std::min(last_bucket, reduce / chunks);
-  const auto exposed_with_sends = [&](double sends) {
-    const double passes_exposed = grad_reduce_exposed(overlapped, waited, reduce_passes * chunks, reduce / chunks,
-                                                      tail_bucket, window, period, sends / chunks);
-    if (!overlapped || waited || !every_micro_batch) return passes_exposed;
-    return std::max(passes_exposed, zb_h1_deferred_reduces_exposed(p, m, reduce, tail_bucket, passes));
-  };
-  const double reduce_exposed = exposed_with_sends(link_sends);
-  r.behind_sends = link_sends > 0 ? reduce_exposed - exposed_with_sends(0.0) : 0.0;
+  const GradientReduceExposure reduce_exposure =
+      gradient_reduce_exposure(s, fw, passes, m, stage_index, reduce, last_bucket, every_micro_batch);
+  const double reduce_exposed = reduce_exposure.exposed;
+  r.behind_sends = reduce_exposure.behind_sends;
   dp_exposed += reduce_exposed;
   r.reduce = reduce;
   // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.
@@ -214,8 +233,9 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   if (p.zero >= 1 && !per_unit) dp_exposed += param_gather_overlapped(fw, p) ? std::max(0.0, gather - worst_f) : gather;
   if (!per_unit) r.traffic = reduce_passes * reduce + (p.zero >= 1 ? gather : 0.0);
   if (per_unit) {
-    const Zero3Communication zc = sharded_communication(s, fw, zero3_units, passes, m, stage_layers, gather + gather_h2d,
-                                                        reduce_passes * reduce, every_micro_batch, waited);
+    const Zero3Communication zc =
+        sharded_communication(s, fw, zero3_units, passes, m, stage_layers, gather + gather_h2d, reduce_passes * reduce,
+                              every_micro_batch, reduce_waited_after_each_backward(fw, s.training, p));
     dp_exposed = zc.exposed;
     r.traffic = zc.traffic;
     r.first_forward = zc.first_forward;
