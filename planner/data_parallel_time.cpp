@@ -218,9 +218,8 @@ DataParallelComm data_parallel_comm(const Scenario& s, const OpGraph& g, const C
   const double last_bucket = reduce * std::min(1.0, s.memory.comm_bucket.value / std::max(grad_bytes, 1.0));
   const GradientReduceExposure reduce_exposure =
       gradient_reduce_exposure(s, fw, passes, m, stage_index, reduce, last_bucket, every_micro_batch);
-  const double reduce_exposed = reduce_exposure.exposed;
   r.behind_sends = reduce_exposure.behind_sends;
-  dp_exposed += reduce_exposed;
+  dp_exposed += reduce_exposure.exposed;
   r.reduce = reduce;
   // Counted in an int: a made-up model's 1e23 buckets stay a (huge) count, not undefined behaviour.
   const double buckets = std::ceil(grad_bytes / std::max(s.memory.comm_bucket.value, 1.0));

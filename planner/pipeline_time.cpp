@@ -5,13 +5,10 @@
 namespace tp {
 namespace {
 
-// Boundary tensors a stage sends per micro-batch, the busiest stage's: each chunk sends its activations
-// forward and its input gradients back, but the first virtual stage has no gradient to send and the last
-// no activation. The transfers of one stage share its link (the simulator's send tasks, charged to the
-// sender), so they take at least this many hops per micro-batch.
-double sends_per_micro_batch(int pp, double v) {
-  if (pp <= 1) return 0.0;
-  return pp > 2 ? 2 * v : 2 * v - 1;
+// Boundary tensors the busiest stage sends per micro-batch, so many hops at least on its link: a middle
+// stage's where there is one (a send each way per chunk), else either end's (one fewer).
+double busiest_sends_per_micro_batch(const ParallelSpec& p) {
+  return pipeline_sends_per_micro_batch(p, p.pp > 2 ? 1 : 0).total();
 }
 
 // GPipe: the busiest stage's micro-batch when each pass's sends bound it: max(F, hop) + max(B, hop).
@@ -62,6 +59,12 @@ double dependency_loop_excess(const ParallelSpec& p, const std::vector<StageTimi
 
 }  // namespace
 
+PipelineSends pipeline_sends_per_micro_batch(const ParallelSpec& p, int stage) {
+  if (p.pp <= 1) return {};
+  const double v = p.chunks();
+  return {stage == p.pp - 1 ? v - 1.0 : v, stage == 0 ? v - 1.0 : v};
+}
+
 double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageTiming>& stages, double m, double hop,
                                  double worst) {
   if (p.pp <= 1 || hop <= 0) return 0.0;
@@ -69,7 +72,7 @@ double pipeline_steady_transfers(const ParallelSpec& p, const std::vector<StageT
   // GPipe's forwards all run before its backwards, so each phase is bound on its own: a micro-batch takes
   // at least max(F, hop) + max(B, hop) on the stage (forward activations, then gradients, one per pass).
   const double link = p.schedule == Schedule::gpipe ? gpipe_phase_cycle(stages, hop) - worst
-                                                    : sends_per_micro_batch(p.pp, p.chunks()) * hop - worst;
+                                                    : busiest_sends_per_micro_batch(p) * hop - worst;
   // GPipe runs all forwards, then all backwards: no loop within its steady state.
   const double loop = p.schedule == Schedule::gpipe ? 0.0 : dependency_loop_excess(p, stages, m, hop, worst);
   // The first micro-batch's round trip is the fill's (its hops are the fill's 2(p − 1)·v); each later one

@@ -24,6 +24,17 @@ struct PipelineTime {
   double steady_transfers = 0;
 };
 
+// The boundary tensors stage `stage` sends per micro-batch: each chunk's activations forward, but not from the
+// last virtual stage, and each chunk's input gradients back, but not from the first (v chunks under the
+// interleaved schedule). The transfers of one stage share its link (the simulator's send tasks, charged to
+// the sender).
+struct PipelineSends {
+  double forward = 0;
+  double backward = 0;
+  double total() const { return forward + backward; }
+};
+PipelineSends pipeline_sends_per_micro_batch(const ParallelSpec& p, int stage);
+
 // `stages`: each stage's StageTiming; `hop`: one boundary tensor's transfer (PipelineComm::hop).
 PipelineTime pipeline_time(const ParallelSpec& p, const PipelineStages& x, const std::vector<StageTiming>& stages,
                            double m, double hop);

@@ -232,18 +232,6 @@ StepEndComm step_end_syncs(const ParallelSpec& p, const OpGraph& g, const CommLa
   return longest;
 }
 
-// The sends stage `stage` makes per micro-batch: each chunk's activations forward but from the last stage,
-// each chunk's input gradients backward but from the first (v chunks under the interleaved schedule).
-struct PipelineSends {
-  double forward = 0;
-  double backward = 0;
-};
-PipelineSends pipeline_sends_per_micro_batch(const ParallelSpec& p, int stage) {
-  if (p.pp <= 1) return {};
-  const double v = p.chunks();
-  return {stage == p.pp - 1 ? v - 1.0 : v, stage == 0 ? v - 1.0 : v};
-}
-
 // Utilisation, throughput and power from the step's parts.
 void summarize(const Scenario& s, const Estimate& e, const HardwareProfile& hw, StepTime& r) {
   const GpuSpec& gpu = s.cluster.gpu;

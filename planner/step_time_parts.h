@@ -25,7 +25,8 @@ struct DataParallelComm {
   // runs through p - 1 such forwards (step_time.cpp).
   double first_forward = 0;
   // Of `exposed`: what the gradient reduces' backlog waits for the pipeline's sends on the link they share
-  // (MicroBatchPasses::link_sends): link time, not data-parallel traffic, so hidden traffic excludes it.
+  // (MicroBatchPasses::forward_sends, backward_sends): link time, not data-parallel traffic, so hidden traffic
+  // excludes it.
   double behind_sends = 0;
 };
 
