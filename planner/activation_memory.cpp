@@ -10,41 +10,36 @@
 namespace tp {
 namespace {
 
-// Activation bytes of an op list for one micro-batch on one GPU; `drop_scores` leaves out
-// what selective recompute discards.
-double saved_of(const std::vector<Op>& ops, const ShardLayout& l, bool drop_scores) {
-  double bytes = 0;
+// What an op list keeps for backward and works in beyond it, for one micro-batch on one GPU, in one pass over
+// the list: everything saved, the attention scores among it (what selective recompute discards), the working
+// memory at the forward and backward peaks, and the loss's largest single tensor (its saved fp32
+// log-probabilities or 16-bit logits).
+struct SavedSums {
+  double saved = 0;
+  double scores = 0;
+  double working_forward = 0;
+  double working_backward = 0;
+  double largest_loss = 0;
+  double without_scores() const { return saved - scores; }
+};
+SavedSums saved_sums(const std::vector<Op>& ops, const ShardLayout& l) {
+  SavedSums r;
   for (const Op& op : ops) {
-    if (op.kind == OpKind::collective || (drop_scores && op.attention_scores)) continue;
-    bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
+    r.working_forward += tp_share(op.working_forward, op.saved_split, l.tp, l.sp);
+    r.working_backward += tp_share(op.working_backward, op.saved_split, l.tp, l.sp);
+    if (op.kind == OpKind::collective) continue;
+    const double saved = tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
+    r.saved += saved;
+    if (op.attention_scores) r.scores += saved;
+    if (op.kind == OpKind::loss) r.largest_loss = std::max(r.largest_loss, saved);
   }
-  return bytes * l.b / l.cp;
-}
-
-double scores_of(const std::vector<Op>& ops, const ShardLayout& l) {
-  double bytes = 0;
-  for (const Op& op : ops) {
-    if (op.attention_scores) bytes += tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp);
-  }
-  return bytes * l.b / l.cp;
-}
-
-// Working memory beyond the saved bytes at the forward (or backward) peak of an op list.
-double working_of(const std::vector<Op>& ops, const ShardLayout& l, bool backward) {
-  double bytes = 0;
-  for (const Op& op : ops) {
-    bytes += tp_share(backward ? op.working_backward : op.working_forward, op.saved_split, l.tp, l.sp);
-  }
-  return bytes * l.b / l.cp;
-}
-
-// The loss's largest single tensor (its saved fp32 log-probabilities or 16-bit logits) on one GPU.
-double largest_loss_block(const std::vector<Op>& head, const ShardLayout& l) {
-  double bytes = 0;
-  for (const Op& op : head) {
-    if (op.kind == OpKind::loss) bytes = std::max(bytes, tp_share(op.saved_bytes, op.saved_split, l.tp, l.sp));
-  }
-  return bytes * l.b / l.cp;
+  const double scale = l.b / l.cp;
+  r.saved *= scale;
+  r.scores *= scale;
+  r.working_forward *= scale;
+  r.working_backward *= scale;
+  r.largest_loss *= scale;
+  return r;
 }
 
 // (chunk, micro-batch) activation sets a stage holds at its peak, and layers per chunk.
@@ -83,31 +78,41 @@ double checkpointed_layers(const ParallelSpec& p, double layers) {
   return 0.0;
 }
 
-Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
-  const ShardLayout l = shard_layout(s);
+namespace {
+
+// One layer's stored activations under the recompute mode, from the layer's sums.
+double layer_kept_bytes(const Scenario& s, const OpGraph& g, const ShardLayout& l, const SavedSums& layer) {
   switch (s.parallel.recompute.mode) {
-    case RecomputeMode::none: return Bytes(saved_of(g.layer, l, false));
-    case RecomputeMode::selective: return Bytes(saved_of(g.layer, l, true));
-    case RecomputeMode::selective_op: return Bytes(saved_of(selective_op_checkpoint(s, g).kept, l, false));
+    case RecomputeMode::none: return layer.saved;
+    case RecomputeMode::selective: return layer.without_scores();
+    case RecomputeMode::selective_op: return saved_sums(selective_op_checkpoint(s, g).kept, l).saved;
     case RecomputeMode::full:
     case RecomputeMode::every:
     case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
-      return Bytes(tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp);
+      return tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
   }
-  return Bytes(0);
+  return 0.0;
+}
+
+}  // namespace
+
+Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
+  const ShardLayout l = shard_layout(s);
+  return Bytes(layer_kept_bytes(s, g, l, saved_sums(g.layer, l)));
 }
 
 ActivationInputs activation_inputs(const Scenario& s, const OpGraph& g, const ShardLayout& l) {
+  const SavedSums layer = saved_sums(g.layer, l), head = saved_sums(g.head, l);
   ActivationInputs a;
-  a.layer_full = saved_of(g.layer, l, false);
-  a.layer_kept = layer_activation_bytes(s, g).value;
-  a.layer_scores = scores_of(g.layer, l);
-  a.embedding = saved_of(g.embedding, l, false);
-  a.head = saved_of(g.head, l, false);
+  a.layer_full = layer.saved;
+  a.layer_kept = layer_kept_bytes(s, g, l, layer);
+  a.layer_scores = layer.scores;
+  a.embedding = saved_sums(g.embedding, l).saved;
+  a.head = head.saved;
   a.boundary = tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
-  a.head_work_forward = working_of(g.head, l, false);
-  a.head_work_backward = working_of(g.head, l, true);
-  if (recomputes_layers(s.parallel)) a.largest_loss_block = largest_loss_block(g.head, l);
+  a.head_work_forward = head.working_forward;
+  a.head_work_backward = head.working_backward;
+  if (recomputes_layers(s.parallel)) a.largest_loss_block = head.largest_loss;
   return a;
 }
 

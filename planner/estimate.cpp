@@ -13,23 +13,22 @@
 namespace tp {
 namespace {
 
-double flops_of(const std::vector<Op>& ops, bool with_backward) {
-  double f = 0;
-  for (const Op& op : ops) f += op.fwd_flops + (with_backward ? op.bwd_flops : 0.0);
-  return f;
-}
-
-// Forward + backward FLOPs executed, and the part model FLOPs count (the output layer over the model's
-// vocabulary, not the framework's padded one), in one pass.
-struct FlopSums {
-  double executed = 0, model = 0;
+// What the estimate sums over an op list, in one pass: forward + backward FLOPs executed and the part model
+// FLOPs count (the output layer over the model's vocabulary, not the framework's padded one), the forward
+// FLOPs alone and the attention core's (what full and selective recompute run again), and the MoE experts'
+// parameters.
+struct OpListSums {
+  double executed = 0, model = 0, forward = 0, attention_forward = 0, expert_parameters = 0;
 };
-FlopSums forward_backward_flops(const std::vector<Op>& ops) {
-  FlopSums f;
+OpListSums op_list_sums(const std::vector<Op>& ops) {
+  OpListSums f;
   for (const Op& op : ops) {
     const double fb = op.fwd_flops + op.bwd_flops;
     f.executed += fb;
     f.model += fb * op.model_flops_share;
+    f.forward += op.fwd_flops;
+    if (op.kind == OpKind::attention_core) f.attention_forward += op.fwd_flops;
+    if (op.expert) f.expert_parameters += op.params_split + op.params_replicated;
   }
   return f;
 }
@@ -43,45 +42,37 @@ void reset_keeping_capacity(Estimate& e) {
 }
 
 // Unique parameters, and those active per token (MoE: top_k of the experts).
-void count_parameters(const Scenario& s, const OpGraph& g, Estimate& e) {
-  double expert_per_layer = 0;
-  for (const Op& op : g.layer) {
-    if (op.expert) expert_per_layer += op.params_split + op.params_replicated;
-  }
+void count_parameters(const Scenario& s, const OpGraph& g, const OpListSums& layer, Estimate& e) {
   e.parameters_total = total_parameters(g, s.model.layers);
   e.parameters_active = e.parameters_total;
   if (s.model.moe.enabled()) {
     const double idle = 1.0 - static_cast<double>(s.model.moe.top_k) / s.model.moe.experts;
-    e.parameters_active -= s.model.layers * expert_per_layer * idle;
+    e.parameters_active -= s.model.layers * layer.expert_parameters * idle;
   }
 }
 
 // FLOPs per step (Narayanan et al. 2021, eq. 3 for GPT: 72 B s l h^2 (1 + s/6h + V/12lh)), with what
 // recompute and the padded vocabulary add to the hardware's work. Needs e.tokens_per_step.
-void count_flops(const Scenario& s, const OpGraph& g, Estimate& e) {
+void count_flops(const Scenario& s, const OpGraph& g, const OpListSums& layer, Estimate& e) {
   const double seqs = static_cast<double>(s.training.global_batch);
-  const FlopSums layer = forward_backward_flops(g.layer), embedding = forward_backward_flops(g.embedding),
-                 head = forward_backward_flops(g.head);
+  const OpListSums embedding = op_list_sums(g.embedding), head = op_list_sums(g.head);
   const double executed = seqs * (s.model.layers * layer.executed + embedding.executed + head.executed);
   const double model = seqs * (s.model.layers * layer.model + embedding.model + head.model);
   double recompute = 0;
   switch (s.parallel.recompute.mode) {
     case RecomputeMode::none: break;
     case RecomputeMode::selective:  // the attention core's forward runs again (Korthikanti sec. 5)
-      for (const Op& op : g.layer) {
-        if (op.kind == OpKind::attention_core) recompute += op.fwd_flops;
-      }
-      recompute *= seqs * s.model.layers;
+      recompute = seqs * s.model.layers * layer.attention_forward;
       break;
     case RecomputeMode::selective_op:  // the GEMM calls whose outputs were not kept (planner/selective_op.h)
-      recompute = seqs * s.model.layers * flops_of(selective_op_checkpoint(s, g).rerun, false);
+      recompute = seqs * s.model.layers * op_list_sums(selective_op_checkpoint(s, g).rerun).forward;
       break;
     case RecomputeMode::full:
     case RecomputeMode::every:  // one more forward of every layer (Megatron: 96 B s l h^2 (...))
     case RecomputeMode::one_in: {  // of every k-th layer; each region's last up to the early stop (early_stop.h)
       const LayerRecompute r = layer_recompute(s);
-      const double stopped = r.stopped > 0 ? r.stopped * flops_of(early_stop_rerun(g.layer), false) : 0.0;
-      recompute = seqs * s.model.layers * (r.whole * flops_of(g.layer, false) + stopped);
+      const double stopped = r.stopped > 0 ? r.stopped * op_list_sums(early_stop_rerun(g.layer)).forward : 0.0;
+      recompute = seqs * s.model.layers * (r.whole * layer.forward + stopped);
       break;
     }
   }
@@ -173,8 +164,9 @@ Estimate estimate(const Scenario& s, const OpGraph& g) {
   reset_keeping_capacity(e);
   e.micro_batches = s.micro_batches();
   e.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.sequence_length);
-  count_parameters(s, g, e);
-  count_flops(s, g, e);
+  const OpListSums layer = op_list_sums(g.layer);
+  count_parameters(s, g, layer, e);
+  count_flops(s, g, layer, e);
 
   const StageMemoryInputs in = stage_memory_inputs(s, g, e.micro_batches);
   e.capacity = s.cluster.gpu.memory;

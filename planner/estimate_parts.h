@@ -55,9 +55,8 @@ struct StateBytesPerParam {
 };
 StateBytesPerParam state_bytes_per_param(const Scenario& s);
 
-// Bytes of `bytes_per_param` for every parameter of `ps`, divided over the ZeRO group if `is_sharded`.
-double zero_sharded_bytes(const StateBytesPerParam& sb, const ParamShare& ps, double bytes_per_param,
-                          bool is_sharded);
+// One rank's shard of the parameters of `ps`: the dense ones over the sharding group, the experts' over theirs.
+double zero_shard_parameters(const StateBytesPerParam& sb, const ParamShare& ps);
 
 // Per-GPU model states of one stage before any offload.
 struct ModelStates {

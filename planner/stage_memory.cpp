@@ -70,7 +70,8 @@ double offload_to_host(const ParallelSpec& p, const StageMemoryInputs& in, const
                        double offloaded_activations, ModelStates& states) {
   double host = offloaded_activations;
   if (p.offload_optimizer == OffloadTarget::cpu) {
-    host += states.master + states.optimizer + zero_sharded_bytes(in.state_bytes, ps, 4.0, p.zero >= 2);
+    const double gradient_params = p.zero >= 2 ? zero_shard_parameters(in.state_bytes, ps) : ps.total();
+    host += states.master + states.optimizer + 4.0 * gradient_params;  // the fp32 gradient copy
     states.master = 0;
     states.optimizer = 0;
     if (in.framework->gradient_partitions_on_host && p.zero >= 2) states.gradients = 0;
