@@ -42,6 +42,20 @@ SavedSums saved_sums(const std::vector<Op>& ops, const ShardLayout& l) {
   return r;
 }
 
+// One layer's stored activations under the recompute mode, from the layer's sums.
+double layer_kept_bytes(const Scenario& s, const OpGraph& g, const ShardLayout& l, const SavedSums& layer) {
+  switch (s.parallel.recompute.mode) {
+    case RecomputeMode::none: return layer.saved;
+    case RecomputeMode::selective: return layer.without_scores();
+    case RecomputeMode::selective_op: return saved_sums(selective_op_checkpoint(s, g).kept, l).saved;
+    case RecomputeMode::full:
+    case RecomputeMode::every:
+    case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
+      return tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+  }
+  return 0.0;
+}
+
 // (chunk, micro-batch) activation sets a stage holds at its peak, and layers per chunk.
 // GPipe: all m; 1F1B and ZB-H1: p - i (Narayanan et al. 2021; Qi et al. 2023 keep 1F1B's peak);
 // interleaved: Megatron's warm-up 2(p - i - 1) + (v - 1)p plus the one in steady state, which for
@@ -77,24 +91,6 @@ double checkpointed_layers(const ParallelSpec& p, double layers) {
   }
   return 0.0;
 }
-
-namespace {
-
-// One layer's stored activations under the recompute mode, from the layer's sums.
-double layer_kept_bytes(const Scenario& s, const OpGraph& g, const ShardLayout& l, const SavedSums& layer) {
-  switch (s.parallel.recompute.mode) {
-    case RecomputeMode::none: return layer.saved;
-    case RecomputeMode::selective: return layer.without_scores();
-    case RecomputeMode::selective_op: return saved_sums(selective_op_checkpoint(s, g).kept, l).saved;
-    case RecomputeMode::full:
-    case RecomputeMode::every:
-    case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
-      return tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
-  }
-  return 0.0;
-}
-
-}  // namespace
 
 Bytes layer_activation_bytes(const Scenario& s, const OpGraph& g) {
   const ShardLayout l = shard_layout(s);
