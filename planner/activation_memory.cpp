@@ -42,6 +42,11 @@ SavedSums saved_sums(const std::vector<Op>& ops, const ShardLayout& l) {
   return r;
 }
 
+// A layer's input on one GPU, one micro-batch: what a checkpointed layer keeps and a stage boundary sends.
+double layer_input_on_gpu(const OpGraph& g, const ShardLayout& l) {
+  return tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+}
+
 // One layer's stored activations under the recompute mode, from the layer's sums.
 double layer_kept_bytes(const Scenario& s, const OpGraph& g, const ShardLayout& l, const SavedSums& layer) {
   switch (s.parallel.recompute.mode) {
@@ -51,7 +56,7 @@ double layer_kept_bytes(const Scenario& s, const OpGraph& g, const ShardLayout& 
     case RecomputeMode::full:
     case RecomputeMode::every:
     case RecomputeMode::one_in:  // a checkpointed layer's; the others keep layer_full
-      return tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+      return layer_input_on_gpu(g, l);
   }
   return 0.0;
 }
@@ -105,7 +110,7 @@ ActivationInputs activation_inputs(const Scenario& s, const OpGraph& g, const Sh
   a.layer_scores = layer.scores;
   a.embedding = saved_sums(g.embedding, l).saved;
   a.head = head.saved;
-  a.boundary = tp_share(g.layer_input_bytes, TpSplit::seq_tp, l.tp, l.sp) * l.b / l.cp;
+  a.boundary = layer_input_on_gpu(g, l);
   a.head_work_forward = head.working_forward;
   a.head_work_backward = head.working_backward;
   if (recomputes_layers(s.parallel)) a.largest_loss_block = head.largest_loss;

@@ -55,8 +55,14 @@ struct StateBytesPerParam {
 };
 StateBytesPerParam state_bytes_per_param(const Scenario& s);
 
-// One rank's shard of the parameters of `ps`: the dense ones over the sharding group, the experts' over theirs.
-double zero_shard_parameters(const StateBytesPerParam& sb, const ParamShare& ps);
+// The parameters of `ps` a GPU keeps a state for: all of them, or one rank's shard (the dense ones over the
+// sharding group, the experts' over theirs) for a state ZeRO shards from stage `sharded_from` on.
+struct ZeroCounts {
+  double whole = 0;
+  double shard = 0;
+  double at(int zero, int sharded_from) const { return zero >= sharded_from ? shard : whole; }
+};
+ZeroCounts zero_counts(const StateBytesPerParam& sb, const ParamShare& ps);
 
 // Per-GPU model states of one stage before any offload.
 struct ModelStates {

@@ -100,27 +100,24 @@ StateBytesPerParam state_bytes_per_param(const Scenario& s) {
   return sb;
 }
 
-double zero_shard_parameters(const StateBytesPerParam& sb, const ParamShare& ps) {
-  return ps.dense / sb.dense_shard + ps.expert / sb.expert_shard;
+ZeroCounts zero_counts(const StateBytesPerParam& sb, const ParamShare& ps) {
+  return {ps.total(), ps.dense / sb.dense_shard + ps.expert / sb.expert_shard};
 }
 
 ModelStates stage_model_states(const Scenario& s, const StateBytesPerParam& sb, const ParamShare& ps) {
   const int zero = s.parallel.zero;
-  // A state sharded from ZeRO stage k on counts one rank's shard of the stage's parameters at stages >= k.
-  const double whole = ps.total();
-  const double shard = zero_shard_parameters(sb, ps);
-  const auto counted_from = [&](int sharded_from) { return zero >= sharded_from ? shard : whole; };
+  const ZeroCounts counts = zero_counts(sb, ps);
   ModelStates st;
-  st.weights = counted_from(3) * sb.weights;
-  st.gradients = counted_from(2) * sb.gradients;
+  st.weights = counts.at(zero, 3) * sb.weights;
+  st.gradients = counts.at(zero, 2) * sb.gradients;
   // FSDP under no_sync holds whole gradients (unsharded_gradient_bytes) until the last backward, which
   // reduce-scatters and frees them unit by unit as the sharded ones appear: whichever is larger (one H100,
   // FSDP2 at world size 1, h100-framework-steps.json: the same peak as the synchronised loop).
-  if (accumulates_unsharded_gradients(s)) st.gradients = std::max(st.gradients, whole * unsharded_gradient_bytes(s));
-  st.master = counted_from(1) * sb.master;
+  if (accumulates_unsharded_gradients(s)) st.gradients = std::max(st.gradients, counts.whole * unsharded_gradient_bytes(s));
+  st.master = counts.at(zero, 1) * sb.master;
   st.optimizer = s.training.optimizer == Optimizer::adafactor
                      ? (zero >= 1 ? ps.adafactor_state / sb.dense_shard : ps.adafactor_state)
-                     : counted_from(1) * sb.optimizer;
+                     : counts.at(zero, 1) * sb.optimizer;
   return st;
 }
 

@@ -70,8 +70,8 @@ double offload_to_host(const ParallelSpec& p, const StageMemoryInputs& in, const
                        double offloaded_activations, ModelStates& states) {
   double host = offloaded_activations;
   if (p.offload_optimizer == OffloadTarget::cpu) {
-    const double gradient_params = p.zero >= 2 ? zero_shard_parameters(in.state_bytes, ps) : ps.total();
-    host += states.master + states.optimizer + 4.0 * gradient_params;  // the fp32 gradient copy
+    const double gradient_params = zero_counts(in.state_bytes, ps).at(p.zero, 2);  // sharded from ZeRO-2 on
+    host += states.master + states.optimizer + 4.0 * gradient_params;                // the fp32 gradient copy
     states.master = 0;
     states.optimizer = 0;
     if (in.framework->gradient_partitions_on_host && p.zero >= 2) states.gradients = 0;
